@@ -1,0 +1,61 @@
+/* bench_common.c -- see bench_common.h. */
+#include "bench_common.h"
+
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+typedef struct copy_arg {
+    ptxq_dev *d;
+    uint64_t dst, src;
+    size_t bytes;
+} copy_arg;
+
+static int do_copy(void *p) {
+    copy_arg *a = p;
+    return a->d->drv->cuMemcpyDtoDAsync((CUdeviceptr)a->dst, (CUdeviceptr)a->src, a->bytes,
+                                        a->d->stream) != CUDA_SUCCESS;
+}
+
+int bench_copy_run(ptxq_dev *d, size_t bytes, int reps, bench_copy *out) {
+    copy_arg a = {d, dev_alloc(d, bytes), dev_alloc(d, bytes), bytes};
+    dev_fill(d, a.src, 0x3C, bytes);
+    out->bytes = bytes;
+    out->ms = dev_time_ms(d, do_copy, &a, 3, reps);
+    out->gbps = out->ms > 0 ? 2.0 * (double)bytes / (out->ms * 1e6) : 0;
+    dev_free(d, a.dst);
+    dev_free(d, a.src);
+    return out->ms > 0 ? 0 : -1;
+}
+
+double bench_datasheet_gbps(const char *name) {
+    if (strstr(name, "H200")) return 4800.0;
+    if (strstr(name, "H100") && strstr(name, "PCIe")) return 2000.0;
+    if (strstr(name, "H100")) return 3350.0;
+    if (strstr(name, "B200")) return 8000.0;
+    return 0.0;
+}
+
+const char *bench_opt(int argc, char **argv, const char *name, const char *def) {
+    for (int i = 0; i + 1 < argc; ++i)
+        if (!strcmp(argv[i], name)) return argv[i + 1];
+    return def;
+}
+
+long long bench_opt_int(int argc, char **argv, const char *name, long long def) {
+    const char *v = bench_opt(argc, argv, name, NULL);
+    return v ? strtoll(v, NULL, 0) : def;
+}
+
+int bench_flag(int argc, char **argv, const char *name) {
+    for (int i = 0; i < argc; ++i)
+        if (!strcmp(argv[i], name)) return 1;
+    return 0;
+}
+
+int bench_open(ptxq_dev *d) {
+    char why[512];
+    int rc = dev_open(d, why, sizeof why);
+    if (rc) fprintf(stderr, "no device: %s\n", why);
+    return rc;
+}

@@ -1,0 +1,28 @@
+/* bench_common.h -- what every bench entry shares: the copy-bandwidth peer, option parsing. */
+#ifndef PTXQ_BENCH_COMMON_H
+#define PTXQ_BENCH_COMMON_H
+
+#include <stddef.h>
+
+#include "devbuf.h"
+
+/* Device-to-device copy of `bytes` (cuMemcpyDtoDAsync), median of reps; GB/s counts the bytes
+ * read plus the bytes written (2 * bytes), the convention every bandwidth figure here uses. */
+typedef struct bench_copy {
+    size_t bytes;
+    double ms, gbps;
+} bench_copy;
+int bench_copy_run(ptxq_dev *d, size_t bytes, int reps, bench_copy *out);
+
+/* The vendor datasheet DRAM bandwidth for known device names (GB/s), 0 if unknown. */
+double bench_datasheet_gbps(const char *device_name);
+
+/* --name value lookups in argv (return def if absent). */
+const char *bench_opt(int argc, char **argv, const char *name, const char *def);
+long long bench_opt_int(int argc, char **argv, const char *name, long long def);
+int bench_flag(int argc, char **argv, const char *name);
+
+/* Opens the device or prints why not; returns 0 when opened. */
+int bench_open(ptxq_dev *d);
+
+#endif

@@ -1,0 +1,293 @@
+/* bench_gemv.c -- block-scaled GEMV: validate against the float64 CPU reference, then time, then
+ * the napkin math. Bandwidth-bound: the figure of merit is GB/s of the bytes that must move (A,
+ * its scales and x read once, y written once) against a device-to-device copy measured in the
+ * same run, and the time that copy bandwidth would need for those bytes.
+ *
+ * DRAM, not L2: the smaller shapes are 10-60 MB, about the L2 size, so each timed batch rotates
+ * through enough copies of A and its scales that the data touched between two reads of the same
+ * copy exceeds 4x L2 (at least 2 copies). x and y stay put (x is meant to be L2-resident).
+ * Launches are back to back on one stream; the time per call is a batch's time over its calls
+ * (median of --reps batches).
+ *
+ *   ptxq bench gemv [--format all|nvfp4|mxfp4|mxfp8] [--x same|bf16|f16] [--y f16|bf16|f32]
+ *                   [--shape M,K,L] [--reps N] [--sweep] [--rows-per-thread R] [--k-warps W]
+ *   ptxq check gemv [--format F] [--x T] [--y T] [--m M] [--k K] [--l L]
+ *                   [--scales rowmajor|mmajor|128x4] [--x-shared] [--globals] [--pad N]
+ *                   [--rows-per-thread R] [--k-warps W] [--seed S]
+ * Shapes (M, K, L) by default: the NVFP4 GEMV hackathon's three and a larger one. */
+#include "bench_gemv.h"
+
+#include <math.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <time.h>
+
+#include "bench_common.h"
+#include "gemv_ref.h"
+
+static int parse_format(const char *s, ptxq_gemv_format *f) {
+    if (!strcmp(s, "nvfp4")) *f = PTXQ_GEMV_NVFP4;
+    else if (!strcmp(s, "mxfp4")) *f = PTXQ_GEMV_MXFP4;
+    else if (!strcmp(s, "mxfp8")) *f = PTXQ_GEMV_MXFP8;
+    else return -1;
+    return 0;
+}
+
+/* "same" -> 0 (A's dtype), "bf16", "f16"; -1 if unknown. */
+static int parse_x(const char *s, ptxq_dtype *t) {
+    if (!strcmp(s, "same")) *t = (ptxq_dtype)0;
+    else if (!strcmp(s, "bf16")) *t = PTXQ_BF16;
+    else if (!strcmp(s, "f16")) *t = PTXQ_F16;
+    else return -1;
+    return 0;
+}
+
+static int parse_y(const char *s, ptxq_dtype *t) {
+    if (!strcmp(s, "f16")) *t = PTXQ_F16;
+    else if (!strcmp(s, "bf16")) *t = PTXQ_BF16;
+    else if (!strcmp(s, "f32")) *t = PTXQ_F32;
+    else return -1;
+    return 0;
+}
+
+static void print_result(const char *desc, const gemv_result *r, int rc) {
+    printf("%s\n  plan %s: %d rows/thread, %d warps along K, %d rows/CTA, grid %u, %d regs, "
+           "%d CTAs/SM\n  outputs past the bound %lld / %lld, y padding touched %lld, worst "
+           "%.3f of the bound (at %lld: device %.9g, reference %.9g)\n  %s%s%s\n",
+           desc, r->plan.kernel, r->plan.rows_per_thread, r->plan.k_warps, r->plan.rows_per_cta,
+           r->plan.grid, r->plan.registers, r->plan.ctas_per_sm, (long long)r->wrong,
+           (long long)r->outputs, (long long)r->pad_touched, r->worst, (long long)r->worst_at,
+           r->worst_dev, r->worst_ref, rc == 0 ? "PASS" : rc < 0 ? "ERROR: " : "FAIL",
+           rc < 0 ? ptxq_status_name(r->status) : "", rc < 0 ? r->msg : "");
+}
+
+int check_gemv_main(int argc, char **argv) {
+    gemv_case c;
+    memset(&c, 0, sizeof c);
+    if (parse_format(bench_opt(argc, argv, "--format", "nvfp4"), &c.format) ||
+        parse_x(bench_opt(argc, argv, "--x", "same"), &c.x) ||
+        parse_y(bench_opt(argc, argv, "--y", "f16"), &c.y)) {
+        fprintf(stderr, "check gemv: --format nvfp4|mxfp4|mxfp8, --x same|bf16|f16, --y f16|bf16|f32\n");
+        return 2;
+    }
+    c.M = bench_opt_int(argc, argv, "--m", 1000);
+    c.K = bench_opt_int(argc, argv, "--k", 4096);
+    c.L = bench_opt_int(argc, argv, "--l", 1);
+    const char *sc = bench_opt(argc, argv, "--scales", "rowmajor");
+    c.scales = !strcmp(sc, "mmajor") ? 1 : !strcmp(sc, "128x4") ? 2 : 0;
+    c.x_shared = bench_flag(argc, argv, "--x-shared");
+    c.globals = bench_flag(argc, argv, "--globals");
+    c.a_pad = bench_opt_int(argc, argv, "--pad", 0);
+    c.rows_per_thread = (int)bench_opt_int(argc, argv, "--rows-per-thread", 0);
+    c.k_warps = (int)bench_opt_int(argc, argv, "--k-warps", 0);
+    c.seed = (uint64_t)bench_opt_int(argc, argv, "--seed", (long long)time(NULL));
+    ptxq_dev d;
+    if (bench_open(&d)) return 2;
+    gemv_result r;
+    char desc[256];
+    gemv_case_describe(&c, desc, sizeof desc);
+    int rc = gemv_case_run(&d, &c, &r);
+    print_result(desc, &r, rc);
+    dev_close(&d);
+    return rc == 0 ? 0 : 1;
+}
+
+/* ---- timing ----------------------------------------------------------------------------- */
+
+typedef struct gemv_launch {
+    ptxq_dev *d;
+    ptxq_gemv_desc desc;
+    ptxq_tensor a, as, x, xs, y;
+    int quant_x;
+    int copies, batch;
+    uint64_t a0, as0;       /* copy i at a0 + i * a_stride */
+    size_t a_stride, as_stride;
+} gemv_launch;
+
+static int do_batch(void *p) {
+    gemv_launch *G = p;
+    for (int i = 0; i < G->batch; ++i) {
+        int c = i % G->copies;
+        G->a.data = G->a0 + (uint64_t)c * G->a_stride;
+        G->as.data = G->as0 + (uint64_t)c * G->as_stride;
+        if (ptxq_gemv(G->d->ctx, &G->desc, &G->a, &G->as, &G->x, G->quant_x ? &G->xs : NULL,
+                      &G->y, G->d->stream) != PTXQ_OK) {
+            fprintf(stderr, "gemv: %s\n", ptxq_last_error());
+            return 1;
+        }
+    }
+    return 0;
+}
+
+typedef struct shape3 { int64_t M, K, L; } shape3;
+
+static const shape3 k_shapes[] = {
+    {7168, 16384, 1}, {4096, 7168, 8}, {7168, 2048, 4}, {16384, 16384, 4},
+};
+
+static size_t round256(size_t v) { return (v + 255) / 256 * 256; }
+
+/* Times one (format, shape) with the plan the runtime picks (or each plan with --sweep). */
+static int bench_one(ptxq_dev *d, ptxq_gemv_format f, ptxq_dtype xt, ptxq_dtype yt, shape3 s,
+                     int reps, int sweep, int force_r, int force_k, const bench_copy *cp) {
+    ptxq_dtype elem, sdt;
+    int blk;
+    gemv_format_info(f, &elem, &sdt, &blk);
+    int quant_x = xt == 0;
+    ptxq_dtype xd = quant_x ? elem : xt;
+    int64_t M = s.M, K = s.K, L = s.L, nk = K / blk;
+
+    /* 1. validate this format on a slice (same K, 257 rows, up to 2 batches) */
+    gemv_case c;
+    memset(&c, 0, sizeof c);
+    c.format = f;
+    c.x = xt;
+    c.y = yt;
+    c.M = M < 257 ? M : 257;
+    c.K = K;
+    c.L = L < 2 ? L : 2;
+    c.globals = f == PTXQ_GEMV_NVFP4;
+    c.seed = (uint64_t)time(NULL) ^ (uint64_t)(M * 31 + K);
+    gemv_result vr;
+    int bad = gemv_case_run(d, &c, &vr);
+
+    /* 2. device data: `copies` instances of A + scales, then x, x scales, y */
+    size_t a_bytes = (size_t)(L * M * K * ptxq_dtype_bits(elem) / 8);
+    size_t as_bytes = (size_t)(L * M * nk);
+    size_t x_bytes = (size_t)(L * K * ptxq_dtype_bits(xd) / 8), xs_bytes = quant_x ? (size_t)(L * nk) : 0;
+    size_t y_bytes = (size_t)(L * M * ptxq_dtype_bits(yt) / 8);
+    size_t inst = round256(a_bytes) + round256(as_bytes);
+    size_t want = 4 * d->info.l2_bytes;
+    int copies = (int)((want + inst - 1) / inst);
+    if (copies < 2) copies = 2;
+    size_t cap = d->info.global_mem_bytes / 3;
+    while (copies > 2 && (size_t)copies * inst > cap) copies--;
+    gemv_launch G;
+    memset(&G, 0, sizeof G);
+    G.d = d;
+    G.copies = copies;
+    G.batch = copies < 8 ? 8 : copies;
+    G.a_stride = round256(a_bytes);
+    G.as_stride = round256(as_bytes);
+    G.a0 = dev_alloc(d, G.a_stride * (size_t)copies);
+    G.as0 = dev_alloc(d, G.as_stride * (size_t)copies);
+    dev_fill(d, G.a0, 0x5B, G.a_stride * (size_t)copies); /* arbitrary finite codes */
+    dev_fill(d, G.as0, f == PTXQ_GEMV_NVFP4 ? 0x38 : 0x7F, G.as_stride * (size_t)copies); /* 1.0 */
+    uint64_t dx = dev_alloc(d, x_bytes + 16), dxs = dev_alloc(d, xs_bytes + 16);
+    uint64_t dy = dev_alloc(d, y_bytes + 16), dg = dev_alloc(d, 16);
+    dev_fill(d, dx, quant_x ? 0x5B : 0x3C, x_bytes);
+    dev_fill(d, dxs, f == PTXQ_GEMV_NVFP4 ? 0x38 : 0x7F, xs_bytes + 16);
+    float one = 1.0f;
+    dev_upload(d, dg, &one, 4);
+    int64_t ash[3] = {L, M, K}, ssh[3] = {L, M, nk}, xsh[2] = {L, K}, xssh[2] = {L, nk}, ysh[2] = {L, M};
+    G.a = ptxq_tensor_make(elem, 3, ash, G.a0);
+    G.as = ptxq_tensor_make(sdt, 3, ssh, G.as0);
+    G.x = ptxq_tensor_make(xd, 2, xsh, dx);
+    G.xs = ptxq_tensor_make(sdt, 2, xssh, dxs);
+    G.y = ptxq_tensor_make(yt, 2, ysh, dy);
+    G.quant_x = quant_x;
+    G.desc.format = f;
+    G.desc.a_global = f == PTXQ_GEMV_NVFP4 ? dg : 0;
+    size_t must = a_bytes + as_bytes + x_bytes + xs_bytes + y_bytes;
+    double bound_us = (double)must / (cp->gbps * 1e3);
+    char xname[8];
+    snprintf(xname, sizeof xname, "%s", quant_x ? gemv_format_name(f) : ptxq_dtype_name(xt));
+    int fails = bad != 0;
+    static const int rs[3] = {4, 2, 1}, ks[4] = {1, 2, 4, 8};
+    for (int i = 0; i < (sweep ? 12 : 1); ++i) {
+        G.desc.rows_per_thread = sweep ? rs[i / 4] : force_r;
+        G.desc.k_warps = sweep ? ks[i % 4] : force_k;
+        ptxq_gemv_plan plan;
+        if (ptxq_gemv_plan_for(d->ctx, &G.desc, &G.a, &G.as, &G.x, quant_x ? &G.xs : NULL, &G.y,
+                               &plan) != PTXQ_OK) {
+            printf("  plan failed: %s\n", ptxq_last_error());
+            fails++;
+            break;
+        }
+        double ms = dev_time_ms(d, do_batch, &G, 2, reps);
+        double us = ms > 0 ? ms * 1e3 / G.batch : -1;
+        double gbps = us > 0 ? (double)must / (us * 1e3) : 0;
+        printf("%-6s %-6s %-4s %6lld %6lld %2lld  %-5s  %9.2f %8.0f %9.2f %6.1f%%  r%d k%-2d %6u "
+               "%3d  %.1f+%.1f MiB x%d\n",
+               gemv_format_name(f), xname, ptxq_dtype_name(yt), (long long)M, (long long)K,
+               (long long)L, bad == 0 ? "ok" : bad < 0 ? "ERROR" : "FAIL", us, gbps, bound_us,
+               100.0 * gbps / cp->gbps, plan.rows_per_thread, plan.k_warps, plan.grid,
+               plan.registers, a_bytes / 1048576.0, as_bytes / 1048576.0, copies);
+        if (us <= 0) fails++;
+    }
+    if (bad) {
+        char desc[256];
+        gemv_case_describe(&c, desc, sizeof desc);
+        print_result(desc, &vr, bad);
+    }
+    dev_free(d, G.a0);
+    dev_free(d, G.as0);
+    dev_free(d, dx);
+    dev_free(d, dxs);
+    dev_free(d, dy);
+    dev_free(d, dg);
+    return fails;
+}
+
+int bench_gemv_main(int argc, char **argv) {
+    const char *fs = bench_opt(argc, argv, "--format", "all");
+    ptxq_dtype xt, yt;
+    ptxq_gemv_format only = PTXQ_GEMV_NVFP4;
+    if ((strcmp(fs, "all") && parse_format(fs, &only)) ||
+        parse_x(bench_opt(argc, argv, "--x", "same"), &xt) ||
+        parse_y(bench_opt(argc, argv, "--y", "f16"), &yt)) {
+        fprintf(stderr, "bench gemv: --format all|nvfp4|mxfp4|mxfp8, --x same|bf16|f16, "
+                        "--y f16|bf16|f32\n");
+        return 2;
+    }
+    int reps = (int)bench_opt_int(argc, argv, "--reps", 20);
+    int sweep = bench_flag(argc, argv, "--sweep");
+    int force_r = (int)bench_opt_int(argc, argv, "--rows-per-thread", 0);
+    int force_k = (int)bench_opt_int(argc, argv, "--k-warps", 0);
+    shape3 shapes[4];
+    int nshapes = 4;
+    memcpy(shapes, k_shapes, sizeof shapes);
+    const char *sh = bench_opt(argc, argv, "--shape", NULL);
+    if (sh) {
+        long long m, k, l;
+        if (sscanf(sh, "%lld,%lld,%lld", &m, &k, &l) != 3 || m < 1 || k < 0 || l < 1) {
+            fprintf(stderr, "bench gemv: --shape M,K,L\n");
+            return 2;
+        }
+        shapes[0] = (shape3){m, k, l};
+        nshapes = 1;
+    }
+    ptxq_dev d;
+    if (bench_open(&d)) return 2;
+    bench_copy cp;
+    size_t cbytes = (size_t)256 << 20;
+    if (bench_copy_run(&d, cbytes, reps, &cp)) {
+        fprintf(stderr, "bench gemv: the copy measurement failed\n");
+        dev_close(&d);
+        return 1;
+    }
+    double sheet = bench_datasheet_gbps(d.info.name);
+    printf("device %s (%s, %d SMs, L2 %.0f MiB)\n", d.info.name, d.info.target, d.info.sm_count,
+           d.info.l2_bytes / 1048576.0);
+    printf("copy  %.0f MiB D2D: %.3f ms, %.0f GB/s (read + write)", cbytes / 1048576.0, cp.ms, cp.gbps);
+    if (sheet > 0) printf(" = %.0f%% of the %.0f GB/s datasheet", 100 * cp.gbps / sheet, sheet);
+    printf("\nDRAM-bound timing: each batch rotates through copies of A + scales (xN below) so that "
+           "the data between two reads of one copy exceeds 4 x L2; launches back to back, time per "
+           "call = batch time / calls, median of %d batches.\n", reps);
+    printf("GB/s: bytes that must move (A + A scales + x [+ x scales] + y) per second. bound: those "
+           "bytes at the copy's GB/s. %%copy: GB/s over the copy's GB/s (target >= 90%%).\n\n");
+    printf("%-6s %-6s %-4s %6s %6s %2s  %-5s  %9s %8s %9s %7s  %-6s %6s %3s  %s\n", "format", "x",
+           "y", "M", "K", "L", "check", "time(us)", "GB/s", "bound(us)", "%copy", "plan", "grid",
+           "reg", "A + scales, copies");
+    int fails = 0;
+    for (int fi = 0; fi < 3; ++fi) {
+        ptxq_gemv_format f = (ptxq_gemv_format)(PTXQ_GEMV_NVFP4 + fi);
+        if (strcmp(fs, "all") && f != only) continue;
+        for (int si = 0; si < nshapes; ++si)
+            fails += bench_one(&d, f, xt, yt, shapes[si], reps, sweep, force_r, force_k, &cp);
+    }
+    printf("\nplan rN kW: N rows per thread, W warps of the 8 in a CTA along K (--sweep times all).\n");
+    dev_close(&d);
+    return fails ? 1 : 0;
+}

@@ -1,0 +1,781 @@
+"""Block-scaled GEMV: y[l, m] = ga * gx * sum_k A[l, m, k] sa(l, m, k/blk) x[l, k] sx(l, k/blk).
+
+Formats of A (and of x when x is quantized too, "same"):
+  nvfp4  E2M1 values, two per byte (element 2i in the low nibble), UE4M3 scale per 16
+  mxfp4  E2M1 values, UE8M0 scale per 32
+  mxfp8  E4M3 values, UE8M0 scale per 32
+x is either in A's format (with its own scales) or BF16 / F16; y is F32, F16 or BF16 (chosen at
+run time by a flag: the store happens once per row). ga / gx are optional per-tensor F32 scales.
+
+Work decomposition
+  A *chunk* is 16 bytes of one row of A: 32 FP4 or 16 FP8 elements. Lane l of a warp takes chunk
+  c = cb + l, so one warp instruction reads 512 contiguous bytes of a row (every sector whole).
+  A thread owns R rows (R = 1, 2, 4: the kernel variants) and loads the same chunk of each, so
+  the x chunk (and its scales) is loaded and decoded once for R rows. The CTA is 8 warps; at run
+  time they split into 8/WK row groups x WK warps along K (WK = 1, 2, 4, 8, a shift in the
+  arguments), so a CTA covers 8/WK * R rows and the grid is L * ceil(M / that). The runtime
+  picks R and WK per shape (src/gemv.c) and callers can override both.
+  Each warp walks its chunks with stride 32 * WK: a main loop of U chunks per row per trip
+  (U * R independent 16-byte loads in flight per thread, U = 4/R, at most 2 with BF16/F16 x),
+  a one-chunk loop, and one predicated tail trip whose inactive lanes load nothing and hold
+  zeros (NVFP4 with K % 32 == 16 ends rows with a half chunk: an 8-byte load).
+  Partial sums are reduced with a shfl butterfly per row, then across the WK warps of a row
+  through 128 bytes of shared memory; one thread per row applies ga * gx, converts, stores.
+
+Caching: A and its scales stream with ld.global.nc.L1::no_allocate and an L2 evict_first policy
+(createpolicy + .L2::cache_hint: ptxas 13 accepts .L2::evict_first only on 256-bit loads); A adds
+the .L2::256B prefetch hint. x and its scales use L1::evict_last and an L2 evict_last policy:
+every CTA of a batch reads the same x.
+
+Decode
+  sm_90a has no FP4 cvt. E2M1 -> f16 by byte permute: the f16 of every E2M1 magnitude has a zero
+  low byte and a high byte from {00 38 3C 3E 40 42 44 46}, an 8-entry table that prmt indexes
+  with the 3 magnitude bits of four nibbles at once (bit 3 of a selector nibble would mean "sign
+  replicate", so the sign bits are masked off first). A second prmt per pair spreads the table
+  bytes into f16x2 high bytes, zeroing the low bytes by "replicating" the sign of a table byte
+  (all below 0x80). Pairs are elements (i, i+4) of a 32-bit word, whose sign bits (4i+3, 4i+19)
+  sit 16 apart like the f16x2 sign bits: one shift and one lop3 insert both. 15 integer ops per
+  8 elements; x is decoded the same way, so the pairing is the same on both sides.
+  sm_100a / sm_120a use cvt.rn.f16x2.e2m1x2 (one byte -> elements (2i, 2i+1)). E4M3 (and the
+  UE4M3 scales) -> f16x2 with cvt.rn.f16x2.e4m3x2 on every target. BF16 x -> f32 is a shift or a
+  mask; F16 x -> f32 is cvt.
+
+Accumulation precision (why f16x2 where it is used, f32 elsewhere)
+  FP4 x FP4 (nvfp4/mxfp4 with x in the same format): every E2M1 value is k/2 with
+  k in {0,1,2,3,4,6,8,12}, so a product is j/4 with |j| <= 144: exact in f16 (11-bit
+  significand). Each half of an f16x2 accumulator takes 8 products (two words of 4 pairs), so its
+  partial sums are multiples of 1/4 with magnitude <= 8 * 36 = 288 < 512, where f16 spacing is
+  at most 1/4: every fma.rn.f16x2 is exact. An NVFP4 block is one accumulator, an MXFP4 block
+  two; their halves are converted to f32 and added (exact: <= 12 significant bits). So the block
+  dot product is exact, and the only rounding is the f32 accumulation of scaled block sums.
+  (A sum of 16 products in one f16 can reach 576 > 512, where spacing is 1/2: that is why a half
+  never takes more than 8.)
+  MXFP8 x MXFP8: E4M3 products reach 448^2 > 65504 and go down to 2^-18 (subnormal in f16):
+  f16 is not exact, so products and sums are f32 (products of 4-bit significands are exact in
+  f32; the sums round at 2^-24 relative).
+  BF16 / F16 x: products of a 2- or 4-bit significand with an 8- or 11-bit one are not exact in
+  f16, and BF16 overflows f16: f32 products and sums.
+  The block scale is applied once per block (per half block for MXFP8: a chunk is 16 elements)
+  in f32: acc += block_sum * (sa * sx). UE4M3 products are exact in f32; two UE8M0 scales whose
+  product leaves f32's range (below 2^-149 or from 2^128) flush to 0 / overflow to Inf.
+  UE8M0 code 0 is 2^-127 (an f32 subnormal), 255 is NaN; UE4M3 bit 7 is ignored.
+"""
+
+from ptx import Kernel, header
+
+GENERATOR = "gen/gemv.py"
+THREADS = 256
+WARPS = THREADS // 32
+
+FORMATS = {
+    "nvfp4": {"elem": "e2m1", "scale": "ue4m3", "block": 16},
+    "mxfp4": {"elem": "e2m1", "scale": "ue8m0", "block": 32},
+    "mxfp8": {"elem": "e4m3", "scale": "ue8m0", "block": 32},
+}
+XTYPES = ("same", "bf16", "f16")
+ROWS = (1, 2, 4)
+
+# Kernel arguments: one .param struct; build/gen/gemv_args.h is its C mirror (same list).
+# Byte strides: a_l/a_m (A batch/row), as_l/as_m (A scale batch/row; 128x4: as_l = bytes per
+# batch), x_l, xs_l (x and its scales per batch), y_l/y_m. A scale k offset (u32):
+# (k >> ksh) * kmul + (k & kmsk), and ks1 from an even k to k + 1 (strided: kmul = ks1 = k stride,
+# ksh = kmsk = 0; 128x4: ksh 2, kmul 512, kmsk 3, ks1 1). unit is 1: a multiplier the runtime
+# passes so per-row address sums issue as IMAD.WIDE on the FMA pipe rather than 64-bit IADD pairs
+# on the integer pipe, which the FP4 decode keeps busy.
+ARG_LIST = (
+    "u64 a", "u64 as", "u64 x", "u64 xs", "u64 y", "u64 ga", "u64 gx",
+    "u64 a_l", "u64 a_m", "u64 as_l", "u64 as_m", "u64 x_l", "u64 xs_l", "u64 y_l", "u64 y_m",
+    "u32 m", "u32 tiles", "u32 nch", "u32 nfull", "u32 wk_shift", "u32 kb4", "u32 flags",
+    "u32 ksh", "u32 kmul", "u32 kmsk", "u32 ks1", "u32 xs_k", "u32 unit", "u32 pad0",
+)
+Y_MASK, Y_F32, Y_F16, Y_BF16 = 3, 0, 1, 2
+FLAG_SF128x4 = 4   # A scales in the 128x4 interleaved layout
+FLAG_GA = 8        # ga points at A's per-tensor scale
+FLAG_GX = 16       # gx points at x's per-tensor scale
+
+
+def arg_layout():
+    """{name: (ptx type, byte offset)} and the padded size; u64 first, so no holes."""
+    layout, pos = {}, 0
+    for item in ARG_LIST:
+        typ, name = item.split()
+        width = 8 if typ == "u64" else 4
+        assert pos % width == 0, name
+        layout[name] = (typ, pos)
+        pos += width
+    return layout, -(-pos // 8) * 8
+
+
+def unroll(fmt, xt, rows):
+    u = 4 // rows
+    if xt != "same" and FORMATS[fmt]["elem"] == "e2m1":
+        u = min(u, 2)   # 64 bytes of BF16/F16 x per chunk: keep the register count sane
+    return u
+
+
+def kernel_name(fmt, xt, rows):
+    return f"gemv_{fmt}_{fmt if xt == 'same' else xt}_r{rows}"
+
+
+def variants():
+    res = []
+    for fmt, f in FORMATS.items():
+        for xt in XTYPES:
+            for rows in ROWS:
+                res.append((kernel_name(fmt, xt, rows),
+                            {"format": fmt, "x": xt, "rows": rows, "elem": f["elem"],
+                             "scale": f["scale"], "block": f["block"],
+                             "unroll": unroll(fmt, xt, rows), "threads": THREADS}))
+    return res
+
+
+# f16 high byte of each E2M1 magnitude code 0..7 (the low byte is always 0)
+E2M1_F16_HI = (0x00, 0x38, 0x3C, 0x3E, 0x40, 0x42, 0x44, 0x46)
+LUT_LO = E2M1_F16_HI[0] | E2M1_F16_HI[1] << 8 | E2M1_F16_HI[2] << 16 | E2M1_F16_HI[3] << 24
+LUT_HI = E2M1_F16_HI[4] | E2M1_F16_HI[5] << 8 | E2M1_F16_HI[6] << 16 | E2M1_F16_HI[7] << 24
+LOP_OR_AND = 0xF8   # lop3 truth table of a | (b & c)
+
+
+def spread_selector(i):
+    """prmt selector: f16x2 {lo: table byte i of a, hi: table byte i of b}, low bytes zero
+    (sign-replicate of a table byte, which is < 0x80)."""
+    return (4 + i) << 12 | (8 + i) << 8 | i << 4 | (8 + i)
+
+
+def fp4_pairs(target):
+    """Element indices (within a 32-bit word) of the halves of the 4 decoded f16x2."""
+    if target == "sm_90a":
+        return [(i, i + 4) for i in range(4)]
+    return [(2 * i, 2 * i + 1) for i in range(4)]
+
+
+def decode_fp4(k, target, w, tag):
+    """One word of 8 E2M1 codes -> 4 f16x2 registers (pairs as fp4_pairs)."""
+    out = [k.reg(".b32", f"{tag}h{i}") for i in range(4)]
+    if target != "sm_90a":
+        b = [k.reg(".b8", f"{tag}b{i}") for i in range(4)]
+        k(f"mov.b32 {{{b[0]}, {b[1]}, {b[2]}, {b[3]}}}, {w}")
+        for i in range(4):
+            k(f"cvt.rn.f16x2.e2m1x2 {out[i]}, {b[i]}")
+        return out
+    k.comment("E2M1 -> f16x2 (no FP4 cvt on sm_90a): table bytes for 4 magnitudes per prmt,\n"
+              "spread to pairs (i, i+4) whose signs sit 16 bits apart like f16x2's")
+    mag = k.reg(".b32", "t_mag")
+    mag_hi = k.reg(".b32", "t_maghi")
+    lut_lo = k.reg(".b32", "t_lutlo")
+    lut_hi = k.reg(".b32", "t_luthi")
+    sgn = k.reg(".b32", "t_sgn")
+    k(f"and.b32 {mag}, {w}, 0x77777777")
+    k(f"shr.b32 {mag_hi}, {mag}, 16")
+    k(f"prmt.b32 {lut_lo}, %lut0, %lut1, {mag}")
+    k(f"prmt.b32 {lut_hi}, %lut0, %lut1, {mag_hi}")
+    for i in range(4):
+        k(f"prmt.b32 {out[i]}, {lut_lo}, {lut_hi}, 0x{spread_selector(i):04X}")
+        if i < 3:
+            k(f"shl.b32 {sgn}, {w}, {12 - 4 * i}")
+            k(f"lop3.b32 {out[i]}, {out[i]}, {sgn}, 0x80008000, 0x{LOP_OR_AND:02X}")
+        else:
+            k(f"lop3.b32 {out[i]}, {out[i]}, {w}, 0x80008000, 0x{LOP_OR_AND:02X}")
+    return out
+
+
+def decode_fp8(k, w, tag):
+    """One word of 4 E4M3 codes -> 2 f16x2 (elements (0,1), (2,3))."""
+    lo, hi = k.reg(".b16", f"{tag}q0"), k.reg(".b16", f"{tag}q1")
+    out = [k.reg(".b32", f"{tag}h{i}") for i in range(2)]
+    k(f"mov.b32 {{{lo}, {hi}}}, {w}")
+    k(f"cvt.rn.f16x2.e4m3x2 {out[0]}, {lo}")
+    k(f"cvt.rn.f16x2.e4m3x2 {out[1]}, {hi}")
+    return out
+
+
+def halves_f32(k, h2, lo, hi):
+    t0, t1 = k.reg(".b16", "t_h0"), k.reg(".b16", "t_h1")
+    k(f"mov.b32 {{{t0}, {t1}}}, {h2}")
+    k(f"cvt.f32.f16 {lo}, {t0}")
+    k(f"cvt.f32.f16 {hi}, {t1}")
+
+
+class GV:
+    """Emits one GEMV kernel for one target."""
+
+    def __init__(self, name, p, target):
+        self.k = Kernel(name)
+        self.p = p
+        self.target = target
+        self.fmt = p["format"]
+        self.xt = p["x"]
+        self.R = p["rows"]
+        self.U = p["unroll"]
+        self.fp4 = p["elem"] == "e2m1"
+        self.nv = self.fmt == "nvfp4"
+        self.same = self.xt == "same"
+        self.layout, self.argsize = arg_layout()
+        # x bytes per chunk: FP4 chunk = 32 elements, FP8 chunk = 16
+        self.epc = 32 if self.fp4 else 16
+        self.xbytes = 16 if self.same else 2 * self.epc
+
+    # ---- arguments and setup -------------------------------------------------------------
+    def args(self):
+        k = self.k
+        for name, (typ, off) in self.layout.items():
+            if name.startswith("pad"):
+                continue
+            r = k.reg(".b64" if typ == "u64" else ".b32", "a_" + name)
+            k(f"ld.param.{typ} {r}, [args+{off}]")
+        for name in ("a", "as", "x", "xs", "y", "ga", "gx"):
+            k(f"cvta.to.global.u64 %a_{name}, %a_{name}")
+
+    def setup(self):
+        k, R = self.k, self.R
+        k.comment("---- who am I: warp (wm, wk) of the CTA; CTA = (batch l, row tile)")
+        tid, lane, warp = k.reg(".b32", "thread"), k.reg(".b32", "lane"), k.reg(".b32", "warp")
+        k(f"mov.u32 {tid}, %tid.x")
+        k(f"and.b32 {lane}, {tid}, 31")
+        k(f"shr.u32 {warp}, {tid}, 5")
+        wk, wm, t = k.reg(".b32", "wk"), k.reg(".b32", "wm"), k.reg(".b32", "t_s")
+        k(f"shl.b32 {t}, 1, %a_wk_shift")
+        k(f"sub.u32 {t}, {t}, 1")
+        k(f"and.b32 {wk}, {warp}, {t}")
+        k(f"shr.u32 {wm}, {warp}, %a_wk_shift")
+        rpc = k.reg(".b32", "rpc")
+        k(f"shr.u32 {rpc}, {WARPS}, %a_wk_shift")
+        k(f"mul.lo.u32 {rpc}, {rpc}, {R}")
+        bid, l, tile = k.reg(".b32", "bid"), k.reg(".b32", "l"), k.reg(".b32", "tile")
+        k(f"mov.u32 {bid}, %ctaid.x")
+        k(f"div.u32 {l}, {bid}, %a_tiles")
+        k(f"mul.lo.u32 {t}, {l}, %a_tiles")
+        k(f"sub.u32 {tile}, {bid}, {t}")
+        row0 = k.reg(".b32", "row0")
+        k(f"mul.lo.u32 {row0}, {tile}, {rpc}")
+        k(f"mad.lo.u32 {row0}, {wm}, {R}, {row0}")
+        l64 = k.reg(".b64", "l64")
+        k(f"cvt.u64.u32 {l64}, {l}")
+
+        k.comment("per-row bases; rows past M are clamped to M - 1 (computed, never stored)")
+        mlast, rowc, r64 = k.reg(".b32", "mlast"), k.reg(".b32", "rowc"), k.reg(".b64", "row64")
+        k(f"sub.u32 {mlast}, %a_m, 1")
+        abl, sbl = k.reg(".b64", "a_batch"), k.reg(".b64", "s_batch")
+        k(f"mad.lo.u64 {abl}, {l64}, %a_a_l, %a_a")
+        k(f"mad.lo.u64 {sbl}, {l64}, %a_as_l, %a_as")
+        p128 = k.reg(".pred", "p_sf128")
+        ft = k.reg(".b32", "t_flag")
+        k(f"and.b32 {ft}, %a_flags, {FLAG_SF128x4}")
+        k(f"setp.ne.u32 {p128}, {ft}, 0")
+        o128, ostr = k.reg(".b32", "t_o128"), k.reg(".b64", "t_ostr")
+        o64, tb = k.reg(".b64", "t_o64"), k.reg(".b32", "t_ob")
+        self.abase, self.sbase = [], []
+        for r in range(R):
+            ab, sb = k.reg(".b64", f"abase{r}"), k.reg(".b64", f"sbase{r}")
+            k(f"add.u32 {rowc}, {row0}, {r}")
+            k(f"min.u32 {rowc}, {rowc}, {mlast}")
+            k(f"cvt.u64.u32 {r64}, {rowc}")
+            k(f"mad.lo.u64 {ab}, {r64}, %a_a_m, {abl}")
+            # scale row offset: strided row * as_m, or the 128x4 interleave
+            # (m/128) * kb4 * 512 + (m%32) * 16 + ((m/32)%4) * 4
+            k(f"mul.lo.u64 {ostr}, {r64}, %a_as_m")
+            k(f"shr.u32 {o128}, {rowc}, 7")
+            k(f"mul.lo.u32 {o128}, {o128}, %a_kb4")
+            k(f"shl.b32 {o128}, {o128}, 9")
+            k(f"and.b32 {tb}, {rowc}, 31")
+            k(f"mad.lo.u32 {o128}, {tb}, 16, {o128}")
+            k(f"bfe.u32 {tb}, {rowc}, 5, 2")
+            k(f"mad.lo.u32 {o128}, {tb}, 4, {o128}")
+            k(f"cvt.u64.u32 {o64}, {o128}")
+            k(f"selp.b64 {o64}, {o64}, {ostr}, {p128}")
+            k(f"add.u64 {sb}, {sbl}, {o64}")
+            self.abase.append(ab)
+            self.sbase.append(sb)
+        xr, xsr = k.reg(".b64", "xrow"), k.reg(".b64", "xsrow")
+        k(f"mad.lo.u64 {xr}, {l64}, %a_x_l, %a_x")
+        k(f"mad.lo.u64 {xsr}, {l64}, %a_xs_l, %a_xs")
+
+        k.comment("cache policies: A streams through L2 (evict_first), x stays (evict_last)")
+        k.reg(".b64", "pol_a")
+        k.reg(".b64", "pol_x")
+        k("createpolicy.fractional.L2::evict_first.b64 %pol_a, 1.0")
+        k("createpolicy.fractional.L2::evict_last.b64 %pol_x, 1.0")
+        if self.fp4 and self.target == "sm_90a":
+            k.comment("E2M1 magnitude -> f16 high byte table for prmt (codes 0-3, 4-7)")
+            k.reg(".b32", "lut0")
+            k.reg(".b32", "lut1")
+            k(f"mov.b32 %lut0, 0x{LUT_LO:08X}")
+            k(f"mov.b32 %lut1, 0x{LUT_HI:08X}")
+        step, cb = k.reg(".b32", "step"), k.reg(".b32", "cb")
+        k(f"shl.b32 {step}, 32, %a_wk_shift")
+        k(f"shl.b32 {cb}, {wk}, 5")
+        if self.nv:
+            ph = k.reg(".pred", "p_hashalf")
+            k(f"setp.gt.u32 {ph}, %a_nch, %a_nfull")
+        self.acc = []
+        for r in range(R):
+            a = k.reg(".f32", f"acc{r}")
+            k(f"mov.f32 {a}, 0f00000000")
+            self.acc.append(a)
+
+    # ---- one trip: U chunks of each of R rows ----------------------------------------------
+    def ld(self, dst, addr, which, pred=None):
+        """which: 'a' (stream) or 'x' (keep). dst: list of 1, 2 or 4 .b32, or one byte reg."""
+        k = self.k
+        cache = ("ld.global.nc.L1::no_allocate.L2::cache_hint" if which == "a"
+                 else "ld.global.nc.L1::evict_last.L2::cache_hint")
+        pol = "%pol_a" if which == "a" else "%pol_x"
+        pre = f"@{pred} " if pred else ""
+        if len(dst) == 4:
+            hint = ".L2::256B" if which == "a" else ""
+            k(f"{pre}{cache}{hint}.v4.b32 {{{', '.join(dst)}}}, [{addr}], {pol}")
+        elif len(dst) == 2:
+            k(f"{pre}{cache}.v2.b32 {{{', '.join(dst)}}}, [{addr}], {pol}")
+        else:
+            k(f"{pre}{cache}.u8 {dst[0]}, [{addr}], {pol}")
+
+    def zero(self, regs):
+        for r in regs:
+            self.k(f"mov.b32 {r}, 0")
+
+    def scale_bytes(self, tag, addr, next_addr, which, pred, pf, pany):
+        """A chunk's scale byte(s) into .b32 registers: its first block's at addr (any lane with
+        data), NVFP4's second after the instruction next_addr moves addr (whole chunks only)."""
+        k = self.k
+        regs = [k.reg(".b32", f"{tag}_{j}") for j in range(2 if self.nv else 1)]
+        if pred:
+            self.zero(regs)
+        self.ld([regs[0]], addr, which, pany if pred else None)
+        if self.nv:
+            k(next_addr)
+            self.ld([regs[1]], addr, which, pf if pred else None)
+        return regs
+
+    def chunk_k(self, c, tag):
+        """Scale index of chunk c's first block (its second, NVFP4 only, is k + 1)."""
+        k = self.k
+        kk = k.reg(".b32", f"kidx{tag}")
+        if self.nv:
+            k(f"shl.b32 {kk}, {c}, 1")
+        elif self.fp4:
+            k(f"mov.b32 {kk}, {c}")
+        else:
+            k(f"shr.u32 {kk}, {c}, 1")
+        return kk
+
+    def body(self, U, pred, tag):
+        k, R = self.k, self.R
+        cs = []
+        for u in range(U):
+            c = k.reg(".b32", f"c{u}")
+            if u == 0:
+                k(f"add.u32 {c}, %cb, %lane")
+            else:
+                k(f"add.u32 {c}, {cs[-1]}, %step")
+            cs.append(c)
+        pf = ph = pany = None
+        if pred:
+            k.comment("tail: pf = a whole chunk, ph = the half chunk ending an NVFP4 row")
+            pf = k.reg(".pred", "p_full")
+            k(f"setp.lt.u32 {pf}, {cs[0]}, %a_nfull")
+            pany = pf
+            if self.nv:
+                ph = k.reg(".pred", "p_half")
+                pany = k.reg(".pred", "p_any")
+                k(f"setp.eq.and.u32 {ph}, {cs[0]}, %a_nfull, %p_hashalf")
+                k(f"or.pred {pany}, {pf}, {ph}")
+
+        k.comment(f"loads first: {U} chunk(s) x {R} row(s) of A, their scales, x and its scales")
+        xw, xsb, aw, asb = [], [], [], []
+        for u in range(U):
+            xa = k.reg(".b64", f"xaddr{u}")
+            k(f"mad.wide.u32 {xa}, {cs[u]}, {self.xbytes}, %xrow")
+            nvec = self.xbytes // 16
+            words = [k.reg(".b32", f"x{u}_{j}") for j in range(4 * nvec)]
+            if pred:
+                self.zero(words)
+            for q in range(nvec):
+                dst = words[4 * q:4 * q + 4]
+                addr = f"{xa}+{16 * q}" if q else xa
+                if not pred:
+                    self.ld(dst, addr, "x")
+                elif self.same:
+                    self.ld(dst, addr, "x", pf)
+                    if self.nv:
+                        self.ld(dst[:2], addr, "x", ph)
+                else:
+                    # BF16/F16 x: the half chunk (16 elements) is the first 32 bytes
+                    self.ld(dst, addr, "x", pany if (self.nv and q < nvec // 2) else pf)
+            xw.append(words)
+            kk = self.chunk_k(cs[u], f"{u}")
+            if self.same:
+                sa = k.reg(".b64", f"xsaddr{u}")
+                k(f"mad.wide.u32 {sa}, {kk}, %a_xs_k, %xsrow")
+                xsb.append(self.scale_bytes(f"xs{u}", sa, f"add.u64 {sa}, {sa}, %xs_k64", "x",
+                                            pred, pf, pany))
+            # A scale k offset, shared by the R rows
+            ko = k.reg(".b32", f"koff{u}")
+            t = k.reg(".b32", "t_k")
+            k(f"shr.u32 {t}, {kk}, %a_ksh")
+            k(f"and.b32 {ko}, {kk}, %a_kmsk")
+            k(f"mad.lo.u32 {ko}, {t}, %a_kmul, {ko}")
+            ko1 = None
+            if self.nv:
+                ko1 = k.reg(".b32", f"koff1_{u}")
+                k(f"add.u32 {ko1}, {ko}, %a_ks1")
+            awu, asu = [], []
+            for r in range(R):
+                aa = k.reg(".b64", f"aaddr{u}_{r}")
+                k(f"mad.wide.u32 {aa}, {cs[u]}, 16, %abase{r}")
+                words = [k.reg(".b32", f"a{u}_{r}_{j}") for j in range(4)]
+                if pred:
+                    self.zero(words)
+                self.ld(words, aa, "a", pf)
+                if pred and self.nv:
+                    self.ld(words[:2], aa, "a", ph)
+                awu.append(words)
+                sa = k.reg(".b64", f"saddr{u}_{r}")
+                k(f"mad.wide.u32 {sa}, {ko}, %a_unit, %sbase{r}")
+                asu.append(self.scale_bytes(f"as{u}_{r}", sa,
+                                            f"mad.wide.u32 {sa}, {ko1}, %a_unit, %sbase{r}", "a",
+                                            pred, pf, pany))
+            aw.append(awu)
+            asb.append(asu)
+
+        for u in range(U):
+            k.comment(f"chunk {u}: decode x once, then each row: decode, block sums, scale")
+            xv = self.decode_x(xw[u], f"{tag}{u}")
+            sx = self.scales(xsb[u], "sx") if self.same else None
+            for r in range(R):
+                sa = self.scales(asb[u][r], "sa")
+                self.row_chunk(aw[u][r], xv, sa, sx, r)
+        # unused when pred is None: keep names stable
+        return pany
+
+    # ---- decode ----------------------------------------------------------------------------
+    def decode_x(self, words, tag):
+        """FP4 x (same format): f16x2 per word. Otherwise a list of f32 per element."""
+        k = self.k
+        if self.same and self.fp4:
+            return [decode_fp4(k, self.target, words[j], f"dx{j}_") for j in range(4)]
+        xf = [k.reg(".f32", f"xf{e}") for e in range(self.epc)]
+        if self.same:   # MXFP8 x: E4M3 -> f16x2 -> f32
+            for j in range(4):
+                h = decode_fp8(k, words[j], f"dx{j}_")
+                halves_f32(k, h[0], xf[4 * j], xf[4 * j + 1])
+                halves_f32(k, h[1], xf[4 * j + 2], xf[4 * j + 3])
+        elif self.xt == "bf16":   # a BF16 is the top half of an f32
+            for q in range(self.epc // 2):
+                k(f"shl.b32 {xf[2 * q]}, {words[q]}, 16")
+                k(f"and.b32 {xf[2 * q + 1]}, {words[q]}, 0xFFFF0000")
+        else:
+            for q in range(self.epc // 2):
+                halves_f32(k, words[q], xf[2 * q], xf[2 * q + 1])
+        return xf
+
+    def scales(self, regs, role):
+        """Loaded scale bytes -> f32 values (NVFP4: 2 per chunk, MX: 1)."""
+        k = self.k
+        if self.nv:
+            pk, lo, hi = k.reg(".b32", "t_spk"), k.reg(".b16", "t_slo"), k.reg(".b16", "t_shi")
+            h2 = k.reg(".b32", "t_sh2")
+            out = [k.reg(".f32", f"{role}{i}") for i in range(2)]
+            # two bytes -> one .b16 (bit 7 is not part of UE4M3), one cvt for both
+            k(f"prmt.b32 {pk}, {regs[0]}, {regs[1]}, 0x0040")
+            k(f"and.b32 {pk}, {pk}, 0x7F7F")
+            k(f"mov.b32 {{{lo}, {hi}}}, {pk}")
+            k(f"cvt.rn.f16x2.e4m3x2 {h2}, {lo}")
+            halves_f32(k, h2, out[0], out[1])
+            return out
+        bits, p = k.reg(".b32", "t_e8"), k.reg(".pred", "p_e8nan")
+        out = k.reg(".f32", f"{role}0")
+        # UE8M0 c -> f32 bits c << 23; c = 0 is 2^-127 (0x00400000), c = 255 NaN
+        k(f"shl.b32 {bits}, {regs[0]}, 23")
+        k(f"max.u32 {bits}, {bits}, 0x00400000")
+        k(f"setp.eq.u32 {p}, {regs[0]}, 255")
+        k(f"selp.b32 {bits}, 0x7FC00000, {bits}, {p}")
+        k(f"mov.b32 {out}, {bits}")
+        return [out]
+
+    def row_chunk(self, words, xv, sa, sx, r):
+        """One chunk of row r: block sums, times scales, into acc[r]."""
+        k = self.k
+        acc = self.acc[r]
+        if self.same and self.fp4:
+            ah = [decode_fp4(k, self.target, words[j], f"da{j}_") for j in range(4)]
+            k.comment("block dot products in f16x2: 8 exact products per half, sums < 512: exact")
+            groups = [[0, 1], [2, 3]]
+            blocks = [[groups[0]], [groups[1]]] if self.nv else [[groups[0], groups[1]]]
+            for b, grps in enumerate(blocks):
+                bsum = k.reg(".f32", f"bsum{b}")
+                first_g = True
+                for g, words_g in enumerate(grps):
+                    h = k.reg(".b32", f"hacc{g}")
+                    first = True
+                    for j in words_g:
+                        for i in range(4):
+                            if first:
+                                k(f"mul.rn.f16x2 {h}, {ah[j][i]}, {xv[j][i]}")
+                                first = False
+                            else:
+                                k(f"fma.rn.f16x2 {h}, {ah[j][i]}, {xv[j][i]}, {h}")
+                    lo, hi = k.reg(".f32", "t_flo"), k.reg(".f32", "t_fhi")
+                    halves_f32(k, h, lo, hi)
+                    if first_g:
+                        k(f"add.f32 {bsum}, {lo}, {hi}")
+                        first_g = False
+                    else:
+                        k(f"add.f32 {bsum}, {bsum}, {lo}")
+                        k(f"add.f32 {bsum}, {bsum}, {hi}")
+                self.apply(bsum, sa[b], sx[b], acc)
+            return
+        k.comment("f32 products and sums (not exact in f16: see the module docstring)")
+        if self.fp4:
+            pairs = []
+            for j in range(4):
+                hs = decode_fp4(k, self.target, words[j], f"da{j}_")
+                for i, (e0, e1) in enumerate(fp4_pairs(self.target)):
+                    pairs.append((hs[i], 8 * j + e0, 8 * j + e1))
+        else:
+            pairs = []
+            for j in range(4):
+                hs = decode_fp8(k, words[j], f"da{j}_")
+                pairs.append((hs[0], 4 * j, 4 * j + 1))
+                pairs.append((hs[1], 4 * j + 2, 4 * j + 3))
+        nblk = 2 if self.nv else 1
+        per = len(pairs) // nblk
+        for b in range(nblk):
+            # two chains (low and high halves) per block for latency
+            c0, c1 = k.reg(".f32", "bs_lo"), k.reg(".f32", "bs_hi")
+            af0, af1 = k.reg(".f32", "t_af0"), k.reg(".f32", "t_af1")
+            for n, (h, e0, e1) in enumerate(pairs[b * per:(b + 1) * per]):
+                halves_f32(k, h, af0, af1)
+                if n == 0:
+                    k(f"mul.f32 {c0}, {af0}, {xv[e0]}")
+                    k(f"mul.f32 {c1}, {af1}, {xv[e1]}")
+                else:
+                    k(f"fma.rn.f32 {c0}, {af0}, {xv[e0]}, {c0}")
+                    k(f"fma.rn.f32 {c1}, {af1}, {xv[e1]}, {c1}")
+            bsum = k.reg(".f32", f"bsum{b}")
+            k(f"add.f32 {bsum}, {c0}, {c1}")
+            self.apply(bsum, sa[b], sx[b] if sx else None, acc)
+
+    def apply(self, bsum, sa, sx, acc):
+        k = self.k
+        k.comment("the block scale, once per block, into the row's f32 sum")
+        if sx is None:
+            k(f"fma.rn.f32 {acc}, {bsum}, {sa}, {acc}")
+            return
+        f = k.reg(".f32", "t_fac")
+        k(f"mul.f32 {f}, {sa}, {sx}")
+        k(f"fma.rn.f32 {acc}, {bsum}, {f}, {acc}")
+
+    # ---- the kernel ------------------------------------------------------------------------
+    def loops(self):
+        k, U = self.k, self.U
+        if self.same:
+            k.reg(".b64", "xs_k64")
+            k("cvt.u64.u32 %xs_k64, %a_xs_k")
+        t, p = k.reg(".b32", "t_last"), k.reg(".pred", "p_stop")
+        if U > 1:
+            k.comment(f"---- main loop: {U} whole chunks per row per trip, no predicates")
+            k.label("MAIN_LOOP")
+            k(f"mad.lo.u32 {t}, %step, {U - 1}, %cb")
+            k(f"add.u32 {t}, {t}, 32")
+            k(f"setp.gt.u32 {p}, {t}, %a_nfull")
+            k(f"@{p} bra.uni MAIN_DONE")
+            self.body(U, False, "m")
+            k(f"mad.lo.u32 %cb, %step, {U}, %cb")
+            k("bra.uni MAIN_LOOP")
+            k.label("MAIN_DONE")
+        k.comment("---- one whole chunk per trip")
+        k.label("ONE_LOOP")
+        k(f"add.u32 {t}, %cb, 32")
+        k(f"setp.gt.u32 {p}, {t}, %a_nfull")
+        k(f"@{p} bra.uni ONE_DONE")
+        self.body(1, False, "o")
+        k("add.u32 %cb, %cb, %step")
+        k("bra.uni ONE_LOOP")
+        k.label("ONE_DONE")
+        k.comment("---- tail: the warp's last chunks, lanes past the row end load nothing")
+        k("setp.ge.u32 %p_stop, %cb, %a_nch")
+        k("@%p_stop bra.uni TAIL_DONE")
+        self.body(1, True, "t")
+        k.label("TAIL_DONE")
+
+    def finish(self):
+        k, R = self.k, self.R
+        k.comment("---- reduce: butterfly per row, then the WK warps of a row through shared memory")
+        t = k.reg(".f32", "t_red")
+        for r in range(R):
+            for o in (16, 8, 4, 2, 1):
+                k(f"shfl.sync.bfly.b32 {t}, {self.acc[r]}, {o}, 0x1f, 0xffffffff")
+                k(f"add.f32 {self.acc[r]}, {self.acc[r]}, {t}")
+        sm, p0 = k.reg(".b32", "smem"), k.reg(".pred", "p_lane0")
+        k("mov.u32 %smem, red")
+        k("setp.eq.u32 %p_lane0, %lane, 0")
+        wa = k.reg(".b32", "t_wa")
+        k(f"mad.lo.u32 {wa}, %warp, {4 * R}, {sm}")
+        for r in range(R):
+            k(f"@{p0} st.shared.f32 [{wa}+{4 * r}], {self.acc[r]}")
+        k("bar.sync 0")
+        pf = k.reg(".pred", "p_fin")
+        k("setp.ge.u32 %p_fin, %thread, %rpc")
+        # divergent from here on (one thread per row): plain bra, never bra.uni
+        k(f"@{pf} bra DONE")
+        k.comment("thread t < rows per CTA finishes row t: wm = t / R, r = t % R")
+        rr, wmf, ad = k.reg(".b32", "t_r"), k.reg(".b32", "t_wm"), k.reg(".b32", "t_ad")
+        lg = R.bit_length() - 1
+        k(f"and.b32 {rr}, %thread, {R - 1}")
+        k(f"shr.u32 {wmf}, %thread, {lg}")
+        k(f"shl.b32 {wmf}, {wmf}, %a_wk_shift")
+        k(f"mad.lo.u32 {ad}, {wmf}, {R}, {rr}")
+        k(f"mad.lo.u32 {ad}, {ad}, 4, {sm}")
+        s, n, pl = k.reg(".f32", "ysum"), k.reg(".b32", "t_n"), k.reg(".pred", "p_more")
+        k(f"mov.f32 {s}, 0f00000000")
+        k(f"shl.b32 {n}, 1, %a_wk_shift")
+        k.label("RED_LOOP")
+        k(f"ld.shared.f32 {t}, [{ad}]")
+        k(f"add.f32 {s}, {s}, {t}")
+        k(f"add.u32 {ad}, {ad}, {4 * R}")
+        k(f"sub.u32 {n}, {n}, 1")
+        k(f"setp.ne.u32 {pl}, {n}, 0")
+        k(f"@{pl} bra RED_LOOP")
+        row = k.reg(".b32", "yrow")
+        k(f"mad.lo.u32 {row}, %tile, %rpc, %thread")
+        k(f"setp.ge.u32 {pf}, {row}, %a_m")
+        k(f"@{pf} bra DONE")
+        k.comment("per-tensor scales (NVFP4's global scale), then convert and store")
+        g, f = k.reg(".f32", "gscale"), k.reg(".b32", "t_gf")
+        for flag, ptr, lab in ((FLAG_GA, "%a_ga", "NO_GA"), (FLAG_GX, "%a_gx", "NO_GX")):
+            k(f"and.b32 {f}, %a_flags, {flag}")
+            k(f"setp.eq.u32 {pl}, {f}, 0")
+            k(f"@{pl} bra {lab}")
+            k(f"ld.global.f32 {g}, [{ptr}]")
+            k(f"mul.f32 {s}, {s}, {g}")
+            k.label(lab)
+        ya, r64 = k.reg(".b64", "yaddr"), k.reg(".b64", "t_y64")
+        k(f"mad.lo.u64 {ya}, %l64, %a_y_l, %a_y")
+        k(f"cvt.u64.u32 {r64}, {row}")
+        k(f"mad.lo.u64 {ya}, {r64}, %a_y_m, {ya}")
+        yt, h = k.reg(".b32", "t_yt"), k.reg(".b16", "t_yh")
+        k(f"and.b32 {yt}, %a_flags, {Y_MASK}")
+        k(f"setp.ne.u32 {pl}, {yt}, {Y_F32}")
+        k(f"@{pl} bra Y_NARROW")
+        k(f"st.global.f32 [{ya}], {s}")
+        k("bra DONE")
+        k.label("Y_NARROW")
+        k(f"setp.ne.u32 {pl}, {yt}, {Y_F16}")
+        k(f"@{pl} bra Y_BF16")
+        k(f"cvt.rn.f16.f32 {h}, {s}")
+        k(f"st.global.b16 [{ya}], {h}")
+        k("bra DONE")
+        k.label("Y_BF16")
+        k(f"cvt.rn.bf16.f32 {h}, {s}")
+        k(f"st.global.b16 [{ya}], {h}")
+        k.label("DONE")
+
+    def emit(self):
+        k = self.k
+        k.comment("---- arguments (one .param struct; layout in build/gen/gemv_args.h)")
+        self.args()
+        self.setup()
+        self.loops()
+        self.finish()
+        k("ret")
+        params = [f".param .align 8 .b8 args[{self.argsize}]"]
+        directives = [f".maxntid {THREADS}, 1, 1"]
+        hdr = header(GENERATOR, k.name, "gemv", THREADS, 0, self.p)
+        text = k.render(hdr, self.target, params, directives)
+        # the reduction buffer: one f32 per (warp, row)
+        decl = f".shared .align 16 .b8 red[{4 * WARPS * self.R}];\n\n"
+        return text.replace(".visible .entry", decl + ".visible .entry", 1)
+
+
+def emit(name, params, target):
+    if target == "sm_90a" and FORMATS[params["format"]]["elem"] == "e2m1":
+        selftest_decode()
+    return GV(name, params, target).emit()
+
+
+# ---- a check of the sm_90a E2M1 decode: interpret the emitted instructions ------------------
+def _prmt(a, b, sel):
+    src = (b << 32) | a
+    out = 0
+    for i in range(4):
+        n = (sel >> (4 * i)) & 15
+        byte = (src >> (8 * (n & 7))) & 0xFF
+        if n & 8:
+            byte = 0xFF if byte & 0x80 else 0
+        out |= byte << (8 * i)
+    return out
+
+
+def _lop3(a, b, c, lut):
+    out = 0
+    for bit in range(32):
+        idx = ((a >> bit) & 1) << 2 | ((b >> bit) & 1) << 1 | ((c >> bit) & 1)
+        out |= ((lut >> idx) & 1) << bit
+    return out
+
+
+def _run(lines, regs):
+    import re
+    for line in lines:
+        m = re.match(r"\s*(\S+)\s+(.*);$", line)
+        if not m:
+            continue
+        op, ops = m.group(1), [o.strip() for o in m.group(2).split(",")]
+        val = [regs[o[1:]] if o.startswith("%") else int(o, 0) for o in ops[1:]]
+        dst = ops[0][1:]
+        if op == "and.b32":
+            regs[dst] = val[0] & val[1]
+        elif op == "shr.b32":
+            regs[dst] = val[0] >> val[1]
+        elif op == "shl.b32":
+            regs[dst] = (val[0] << val[1]) & 0xFFFFFFFF
+        elif op == "prmt.b32":
+            regs[dst] = _prmt(val[0], val[1], val[2])
+        elif op == "lop3.b32":
+            regs[dst] = _lop3(val[0], val[1], val[2], val[3])
+        else:
+            raise AssertionError(f"selftest: unexpected instruction {line!r}")
+
+
+def selftest_decode():
+    """Every code at every nibble position decodes to the f16 of its E2M1 value."""
+    import random
+    k = Kernel("selftest")
+    w = k.reg(".b32", "w")
+    out = decode_fp4(k, "sm_90a", w, "st_")
+    f16 = [0x0000, 0x3800, 0x3C00, 0x3E00, 0x4000, 0x4200, 0x4400, 0x4600]
+    rng = random.Random(4)
+    words = [rng.getrandbits(32) for _ in range(256)]
+    for pos in range(8):
+        for code in range(16):
+            words.append((rng.getrandbits(32) & ~(15 << 4 * pos)) | code << 4 * pos)
+    for word in words:
+        regs = {"w": word, "lut0": LUT_LO, "lut1": LUT_HI}
+        _run(k.lines, regs)
+        for i, (e0, e1) in enumerate(fp4_pairs("sm_90a")):
+            got = regs[out[i][1:]]
+            for half, e in ((0, e0), (1, e1)):
+                code = (word >> 4 * e) & 15
+                want = f16[code & 7] | (0x8000 if code & 8 else 0)
+                if (got >> 16 * half) & 0xFFFF != want:
+                    raise AssertionError(f"E2M1 decode: word {word:08x} element {e}")
+
+
+def c_header():
+    """The C mirror of the argument block (build/gen/gemv_args.h)."""
+    layout, size = arg_layout()
+    ctype = {"u64": "uint64_t", "u32": "uint32_t"}
+    out = ["/* Generated by gen/gemv.py: the .param block of every gemv kernel. */",
+           "#ifndef PTXQ_GEMV_ARGS_H", "#define PTXQ_GEMV_ARGS_H", "#include <stddef.h>",
+           "#include <stdint.h>", "", "typedef struct ptxq_gemv_args {"]
+    out += [f"    {ctype[typ]} {name};" for name, (typ, _) in layout.items()]
+    out += ["} ptxq_gemv_args;", ""]
+    out += [f'_Static_assert(offsetof(ptxq_gemv_args, {name}) == {off}, "gemv arg {name}");'
+            for name, (_, off) in layout.items()]
+    out.append(f'_Static_assert(sizeof(ptxq_gemv_args) == {size}, "gemv args size");')
+    defs = {"THREADS": THREADS, "WARPS": WARPS, "Y_F32": Y_F32, "Y_F16": Y_F16,
+            "Y_BF16": Y_BF16, "FLAG_SF128x4": FLAG_SF128x4, "FLAG_GA": FLAG_GA,
+            "FLAG_GX": FLAG_GX}
+    out += [f"#define PTXQ_GEMV_{key} {val}" for key, val in defs.items()]
+    out.append("#endif")
+    return "\n".join(out) + "\n"

@@ -1,0 +1,901 @@
+"""Quantization kernels: BF16/F16/F32 -> FP8, MXFP8, NVFP4, INT8 with per-tensor, per-row and
+per-block scales. Bandwidth-bound; one family, one template.
+
+Work decomposition
+  An *item* is one 16-byte vector of the input row (V = 8 bf16/f16 or 4 f32 elements). Items are
+  numbered row by row (vpr = K / V per row), so lane l of a warp holds item base + l: a warp loads
+  512 contiguous bytes, and the L = B / V lanes of one scale block are neighbours (B divides K, so
+  a block never crosses a row). The block amax is a butterfly over those L lanes.
+  Each warp takes U items per lane per trip (U independent 16-byte loads in flight per thread)
+  and strides over the tensor by the whole grid (persistent-ish grid sized by the runtime).
+  Row modes instead give a whole row to a warp: pass 1 takes the amax, pass 2 re-reads the row
+  (an L2 hit for all but enormous rows) and quantizes.
+
+Numerics (the CPU reference in src/quant_ref.c follows these exact f32 steps, so codes compare
+bit for bit):
+  FP8 / INT8: scale = amax / fmax; inv = fmax / amax (0 if amax == 0); q = cvt.rn.sat(x * inv).
+  MXFP8: code = max(expfield(amax) - emax, 0) (255 if amax is Inf/NaN), inv = 2^(127 - code).
+  NVFP4: g = amax_t / 2688; s = e4m3(amax16 * (1 / (6 g))) (0 if g == 0); inv = 1 / (dec(s) * g)
+         (0 if that is 0); q = e2m1(f16(x * inv)).
+Divisions and reciprocals are div.rn / rcp.rn (IEEE), so the host reference reproduces them.
+"""
+
+from ptx import Kernel, header, f32
+
+GENERATOR = "gen/quant.py"
+THREADS = 256
+WARPS = THREADS // 32
+UNROLL = 2   # vectors per lane per trip; the loop is double-buffered, so 2x this in flight
+
+# Argument block: one .param struct shared by every quant kernel. The runtime fills the C struct
+# emitted from this same list (build/gen/quant_args.h), so the two cannot disagree.
+ARGS = [
+    ("u64", "x"), ("u64", "q"), ("u64", "s"), ("u64", "amax"), ("u64", "gscale"),
+    ("u64", "xs0"), ("u64", "xs1"), ("u64", "xs2"),
+    ("u64", "qs0"), ("u64", "qs1"), ("u64", "qs2"),
+    ("u64", "ss0"), ("u64", "ss1"), ("u64", "ss2"), ("u64", "ssk"),
+    ("u32", "d1"), ("u32", "d2"), ("u32", "vpr"), ("u32", "nrows"),
+    ("u32", "total"), ("u32", "kb4"), ("u32", "flags"), ("u32", "pad0"),
+]
+FLAG_STATIC = 1      # FP8_TENSOR / NVFP4: read the (global) scale instead of deriving it
+FLAG_WRITE_AMAX = 2  # FP8_TENSOR static: also reduce amax(|x|) into args.amax
+FLAG_SF128x4 = 4     # MXFP8/NVFP4: 128x4 interleaved scale layout
+FLAG_FLAT = 8        # leading dims of x, q and scales collapse to one row pitch (xs2, qs2, ss2)
+
+
+def arg_offsets():
+    off, res = 0, {}
+    for typ, name in ARGS:
+        size = 8 if typ == "u64" else 4
+        off = (off + size - 1) // size * size
+        res[name] = (typ, off)
+        off += size
+    return res, (off + 7) // 8 * 8
+
+
+INPUTS = {"bf16": 2, "f16": 2, "f32": 4}
+FMAX = {"e4m3": 448.0, "e5m2": 57344.0, "s8": 127.0}
+EMAX = {"e4m3": 8, "e5m2": 15}
+
+# mode -> (block size or None for row/tensor, scale encoding, outputs allowed)
+MODES = {
+    "amax":     (None, None, [None]),
+    "fp8tensor": ("tensor", "f32", ["e4m3", "e5m2"]),
+    "fp8row":   ("row", "f32", ["e4m3", "e5m2"]),
+    "fp8rowl":  ("rowl", "f32", ["e4m3", "e5m2"]),
+    "fp8block": (128, "f32", ["e4m3", "e5m2"]),
+    "mx8":      (32, "ue8m0", ["e4m3", "e5m2"]),
+    "nvfp4":    (16, "ue4m3", ["e2m1"]),
+    "i8row":    ("row", "f32", ["s8"]),
+    "i8rowl":   ("rowl", "f32", ["s8"]),
+    "i8block32": (32, "f32", ["s8"]),
+    "i8block64": (64, "f32", ["s8"]),
+    "i8block128": (128, "f32", ["s8"]),
+}
+
+
+def kernel_name(mode, inp, out):
+    return f"quant_{mode}_{inp}" + (f"_{out}" if out else "")
+
+
+def variants():
+    """Every quant kernel: (name, params). All are assembled for every target."""
+    res = []
+    for mode, (blk, enc, outs) in MODES.items():
+        for inp in INPUTS:
+            for out in outs:
+                res.append((kernel_name(mode, inp, out),
+                            {"mode": mode, "in": inp, "out": out or "none",
+                             "block": blk if blk else "none", "scale": enc or "none",
+                             "vector": 16 // INPUTS[inp], "unroll": UNROLL,
+                             "threads": THREADS}))
+    return res
+
+
+# -------------------------------------------------------------------------------------------
+class Q:
+    """Emits one quant kernel for one target."""
+
+    def __init__(self, name, p, target):
+        self.k = Kernel(name)
+        self.p = p
+        self.target = target
+        self.inp = p["in"]
+        self.out = p["out"]
+        self.mode = p["mode"]
+        self.V = 16 // INPUTS[self.inp]
+        self.blk = MODES[self.mode][0]
+        self.enc = MODES[self.mode][1]
+        self.off, self.argsize = arg_offsets()
+
+    # ---- small pieces --------------------------------------------------------------------
+    def arg(self, name):
+        typ, off = self.off[name]
+        r = self.k.reg("." + ("b64" if typ == "u64" else "b32"), "a_" + name)
+        self.k(f"ld.param.{typ} {r}, [args+{off}]")
+        return r
+
+    def unpack(self, words, dst):
+        """16 input bytes (4 .b32) -> V f32 registers, element order preserved."""
+        k = self.k
+        if self.inp == "f32":
+            for i in range(4):
+                k(f"mov.b32 {dst[i]}, {words[i]}")
+        elif self.inp == "bf16":
+            # bf16 is the top half of an f32: shift / mask, exact.
+            for i in range(4):
+                k(f"shl.b32 {dst[2*i]}, {words[i]}, 16")
+                k(f"and.b32 {dst[2*i+1]}, {words[i]}, 0xFFFF0000")
+        else:
+            h = [k.reg(".b16", "h_lo"), k.reg(".b16", "h_hi")]
+            for i in range(4):
+                k(f"mov.b32 {{{h[0]}, {h[1]}}}, {words[i]}")
+                k(f"cvt.f32.f16 {dst[2*i]}, {h[0]}")
+                k(f"cvt.f32.f16 {dst[2*i+1]}, {h[1]}")
+
+    def absmax_words(self, words, acc):
+        """max(|x|) of one 16-byte vector into acc. 2-byte inputs are reduced packed (abs is a
+        mask, max.bf16x2 / max.f16x2 takes two at a time): 9 instructions instead of 16."""
+        k = self.k
+        if self.inp == "f32":
+            t = k.reg(".f32", "t_abs")
+            for w in words:
+                k(f"abs.f32 {t}, {w}")
+                k(f"max.f32 {acc}, {acc}, {t}")
+            return
+        typ = "bf16x2" if self.inp == "bf16" else "f16x2"
+        m, t = k.reg(".b32", "t_pm"), k.reg(".b32", "t_pa")
+        k(f"and.b32 {m}, {words[0]}, 0x7FFF7FFF")
+        for w in words[1:]:
+            k(f"and.b32 {t}, {w}, 0x7FFF7FFF")
+            k(f"max.{typ} {m}, {m}, {t}")
+        lo, hi = k.reg(".f32", "t_mlo"), k.reg(".f32", "t_mhi")
+        if self.inp == "bf16":
+            k(f"shl.b32 {lo}, {m}, 16")
+            k(f"and.b32 {hi}, {m}, 0xFFFF0000")
+        else:
+            hl, hh = k.reg(".b16", "h_lo"), k.reg(".b16", "h_hi")
+            k(f"mov.b32 {{{hl}, {hh}}}, {m}")
+            k(f"cvt.f32.f16 {lo}, {hl}")
+            k(f"cvt.f32.f16 {hi}, {hh}")
+        k(f"max.f32 {acc}, {acc}, {lo}")
+        k(f"max.f32 {acc}, {acc}, {hi}")
+
+    def absmax(self, vals, acc):
+        k = self.k
+        t = k.reg(".f32", "t_abs")
+        for v in vals:
+            k(f"abs.f32 {t}, {v}")
+            k(f"max.f32 {acc}, {acc}, {t}")
+
+    def butterfly_max(self, acc, lanes):
+        k = self.k
+        t = k.reg(".f32", "t_shfl")
+        o = 1
+        while o < lanes:
+            k(f"shfl.sync.bfly.b32 {t}, {acc}, {o}, 0x1f, 0xffffffff")
+            k(f"max.f32 {acc}, {acc}, {t}")
+            o *= 2
+
+    def fp8_scale(self, amax, scale, inv, fmax):
+        """scale = amax / fmax; inv = amax > 0 ? fmax / amax : 0 (IEEE divisions)."""
+        k = self.k
+        p = k.reg(".pred", "p_pos")
+        k(f"div.rn.f32 {scale}, {amax}, {f32(fmax)}")
+        k(f"setp.gt.f32 {p}, {amax}, 0f00000000")
+        k(f"div.rn.f32 {inv}, {f32(fmax)}, {amax}")
+        k(f"selp.f32 {inv}, {inv}, 0f00000000, {p}")
+
+    def encode_store(self, vals, inv, qaddr, valid):
+        """vals * inv -> q codes; store V codes (V bytes, or V/2 for e2m1) at qaddr if valid."""
+        k = self.k
+        V = self.V
+        y = k.regs(".f32", "y", V)
+        for i in range(V):
+            k(f"mul.rn.f32 {y[i]}, {vals[i]}, {inv}")
+        if self.out in ("e4m3", "e5m2"):
+            pairs = k.regs(".b16", "pk", V // 2)
+            for i in range(V // 2):
+                # first source -> high byte: (y[2i+1], y[2i]) keeps memory order
+                k(f"cvt.rn.satfinite.{self.out}x2.f32 {pairs[i]}, {y[2*i+1]}, {y[2*i]}")
+            self.store_bytes(pairs, ".b16", qaddr, valid)
+        elif self.out == "s8":
+            ints = k.regs(".b32", "iq", V)
+            for i in range(V):
+                k(f"cvt.rni.sat.s8.f32 {ints[i]}, {y[i]}")
+            words = k.regs(".b32", "qw", V // 4)
+            for w in range(V // 4):
+                # prmt gathers the low byte of four registers: 0x0040 | ... built stepwise
+                k(f"prmt.b32 {words[w]}, {ints[4*w]}, {ints[4*w+1]}, 0x3340")
+                t = k.reg(".b32", "t_prmt")
+                k(f"prmt.b32 {t}, {ints[4*w+2]}, {ints[4*w+3]}, 0x3340")
+                k(f"prmt.b32 {words[w]}, {words[w]}, {t}, 0x5410")
+            self.store_words(words, qaddr, valid)
+        elif self.out == "e2m1":
+            nib = self.e2m1_codes(y)
+            self.store_fp4(nib, qaddr, valid)
+
+    def store_bytes(self, pairs, typ, qaddr, valid):
+        k = self.k
+        n = len(pairs)
+        if n == 4:   # 8 bytes
+            w = k.regs(".b32", "qw", 2)
+            k(f"mov.b32 {w[0]}, {{{pairs[0]}, {pairs[1]}}}")
+            k(f"mov.b32 {w[1]}, {{{pairs[2]}, {pairs[3]}}}")
+            k(f"@{valid} st.global.v2.b32 [{qaddr}], {{{w[0]}, {w[1]}}}")
+        else:        # 4 bytes (f32 input: V = 4)
+            w = k.reg(".b32", "qw0")
+            k(f"mov.b32 {w}, {{{pairs[0]}, {pairs[1]}}}")
+            k(f"@{valid} st.global.b32 [{qaddr}], {w}")
+
+    def store_words(self, words, qaddr, valid):
+        k = self.k
+        if len(words) == 2:
+            k(f"@{valid} st.global.v2.b32 [{qaddr}], {{{words[0]}, {words[1]}}}")
+        else:
+            k(f"@{valid} st.global.b32 [{qaddr}], {words[0]}")
+
+    def e2m1_codes(self, y):
+        """V f32 -> V/2 .b32 words, each holding two 4-bit codes at bits 0..3 and 16..19.
+
+        NVFP4 numerics: y is first rounded to f16 (cvt.rn, RNE), then to E2M1 (RNE, saturating).
+        The f16 step costs nothing in accuracy that matters (it only moves ties that lie within
+        2^-11 of an E2M1 midpoint) and lets both targets work on packed pairs:
+        sm_100a/sm_120a have cvt.rn.satfinite.e2m1x2.f16x2; sm_90a counts the E2M1 midpoints
+        |h| passes with packed f16x2 compares (one compare covers two elements)."""
+        k = self.k
+        V = len(y)
+        h = k.regs(".b32", "h2_", V // 2)
+        for i in range(V // 2):
+            # first source -> upper half: element 2i+1 high, 2i low
+            k(f"cvt.rn.f16x2.f32 {h[i]}, {y[2*i+1]}, {y[2*i]}")
+        if self.target != "sm_90a":
+            b = k.regs(".b8", "fp4", V // 2)
+            for i in range(V // 2):
+                k(f"cvt.rn.satfinite.e2m1x2.f16x2 {b[i]}, {h[i]}")
+            return ("bytes", b)
+        # E2M1 magnitudes 0,.5,1,1.5,2,3,4,6; midpoints .25,.75,1.25,1.75,2.5,3.5,5. Ties go to
+        # the even code, so the test is '>' below an odd code and '>=' below an even one; the
+        # unordered forms send NaN to code 7 (6.0) as the Blackwell cvt does. Each true compare
+        # adds f16 1.0; adding 1024.0 then leaves the count (0..7) in the low mantissa bits.
+        steps = [("gtu", 0x3400), ("geu", 0x3A00), ("gtu", 0x3D00), ("geu", 0x3F00),
+                 ("gtu", 0x4100), ("geu", 0x4300), ("gtu", 0x4500)]
+        th = [k.reg(".b32", f"mid{j}") for j in range(7)]  # loaded at entry (load_fp4_constants)
+        a = k.reg(".b32", "t_a2")
+        m = k.reg(".b32", "t_m2")
+        sgn = k.reg(".b32", "t_s2")
+        codes = k.regs(".b32", "c4_", V // 2)
+        for i in range(V // 2):
+            k(f"and.b32 {a}, {h[i]}, 0x7FFF7FFF")
+            k(f"set.{steps[0][0]}.f16x2.f16x2 {codes[i]}, {a}, {th[0]}")
+            for j in range(1, 7):
+                k(f"set.{steps[j][0]}.f16x2.f16x2 {m}, {a}, {th[j]}")
+                k(f"add.rn.f16x2 {codes[i]}, {codes[i]}, {m}")
+            k(f"add.rn.f16x2 {codes[i]}, {codes[i]}, %c1024")
+            k(f"and.b32 {codes[i]}, {codes[i]}, 0x00070007")
+            k(f"shr.u32 {sgn}, {h[i]}, 12")
+            k(f"and.b32 {sgn}, {sgn}, 0x00080008")
+            k(f"or.b32 {codes[i]}, {codes[i]}, {sgn}")
+        return ("pairs", codes)
+
+    def load_fp4_constants(self):
+        """f16x2 constants of the sm_90a FP4 encoder, loaded once at entry."""
+        k = self.k
+        mids = [0x3400, 0x3A00, 0x3D00, 0x3F00, 0x4100, 0x4300, 0x4500]  # .25 .75 1.25 1.75 2.5 3.5 5
+        for j, bits in enumerate(mids):
+            k(f"mov.b32 {k.reg('.b32', f'mid{j}')}, 0x{bits:04X}{bits:04X}")
+        k(f"mov.b32 {k.reg('.b32', 'c1024')}, 0x64006400")
+
+    def store_fp4(self, nib, qaddr, valid):
+        k = self.k
+        kind, regs = nib
+        nbytes = self.V // 2
+        if kind == "bytes":
+            if nbytes == 4:
+                w = k.reg(".b32", "qw0")
+                k(f"mov.b32 {w}, {{{regs[0]}, {regs[1]}, {regs[2]}, {regs[3]}}}")
+                k(f"@{valid} st.global.b32 [{qaddr}], {w}")
+            else:
+                hh = k.reg(".b16", "qh0")
+                k(f"mov.b16 {hh}, {{{regs[0]}, {regs[1]}}}")
+                k(f"@{valid} st.global.b16 [{qaddr}], {hh}")
+            return
+        # pair word p: element 2p at bits 0..3, 2p+1 at 16..19 -> byte p = lo | hi << 4
+        bytes_ = []
+        for p, c in enumerate(regs):
+            t = k.reg(".b32", f"t_fb{p}")
+            k(f"shr.u32 {t}, {c}, 12")
+            k(f"or.b32 {t}, {t}, {c}")
+            bytes_.append(t)
+        w = k.reg(".b32", "qw0")
+        if nbytes == 4:
+            t = k.reg(".b32", "t_fbw")
+            k(f"prmt.b32 {w}, {bytes_[0]}, {bytes_[1]}, 0x3340")
+            k(f"prmt.b32 {t}, {bytes_[2]}, {bytes_[3]}, 0x3340")
+            k(f"prmt.b32 {w}, {w}, {t}, 0x5410")
+            k(f"@{valid} st.global.b32 [{qaddr}], {w}")
+        else:
+            hh = k.reg(".b16", "qh0")
+            k(f"prmt.b32 {w}, {bytes_[0]}, {bytes_[1]}, 0x3340")
+            k(f"cvt.u16.u32 {hh}, {w}")
+            k(f"@{valid} st.global.b16 [{qaddr}], {hh}")
+
+    # ---- addressing ----------------------------------------------------------------------
+    def row_index(self, row, tag):
+        """row -> (i0, i1, i2) as .b64 registers (leading dims d0 x d1 x d2, d0 implied)."""
+        k = self.k
+        t = k.reg(".b32", f"t_r{tag}")
+        i = [k.reg(".b32", f"i{j}_{tag}") for j in range(3)]
+        k(f"rem.u32 {i[2]}, {row}, %a_d2")
+        k(f"div.u32 {t}, {row}, %a_d2")
+        k(f"rem.u32 {i[1]}, {t}, %a_d1")
+        k(f"div.u32 {i[0]}, {t}, %a_d1")
+        w = [k.reg(".b64", f"w{j}_{tag}") for j in range(3)]
+        for j in range(3):
+            k(f"cvt.u64.u32 {w[j]}, {i[j]}")
+        return w
+
+    def dot3(self, w, strides, dst):
+        k = self.k
+        k(f"mul.lo.u64 {dst}, {w[0]}, {strides[0]}")
+        k(f"mad.lo.u64 {dst}, {w[1]}, {strides[1]}, {dst}")
+        k(f"mad.lo.u64 {dst}, {w[2]}, {strides[2]}, {dst}")
+
+    def q_bytes_shift(self):
+        """log2 of q elements per byte (e2m1: offsets in elements -> bytes with shr 1)."""
+        return 1 if self.out == "e2m1" else 0
+
+    def scale_addr(self, row, w, kb, dst, tag):
+        """Address of the scale of block kb of row (strided or 128x4 layout)."""
+        k = self.k
+        esz = 4 if self.enc == "f32" else 1
+        t = k.reg(".b64", f"t_sa{tag}")
+        if self.enc in ("ue8m0", "ue4m3"):
+            p = k.reg(".pred", "p_sf128")
+            lab = k.fresh(f"SF_STRIDED_{tag}")
+            done = k.fresh(f"SF_DONE_{tag}")
+            k(f"setp.eq.u32 {p}, %f_sf128, 0")
+            k(f"@{p} bra {lab}")
+            # 128x4 interleave: ((m/128)*kb4 + k/4)*512 + (m%32)*16 + ((m/32)%4)*4 + k%4
+            a = k.reg(".b32", "t_sf_a")
+            b = k.reg(".b32", "t_sf_b")
+            k(f"shr.u32 {a}, {row}, 7")
+            k(f"shr.u32 {b}, {kb}, 2")
+            k(f"mad.lo.u32 {a}, {a}, %a_kb4, {b}")
+            k(f"shl.b32 {a}, {a}, 9")
+            k(f"and.b32 {b}, {row}, 31")
+            k(f"shl.b32 {b}, {b}, 4")
+            k(f"add.u32 {a}, {a}, {b}")
+            k(f"bfe.u32 {b}, {row}, 5, 2")
+            k(f"shl.b32 {b}, {b}, 2")
+            k(f"add.u32 {a}, {a}, {b}")
+            k(f"and.b32 {b}, {kb}, 3")
+            k(f"add.u32 {a}, {a}, {b}")
+            k(f"cvt.u64.u32 {t}, {a}")
+            k(f"add.u64 {dst}, %a_s, {t}")
+            k(f"bra.uni {done}")
+            k.label(lab)
+        self.dot3(w, ["%a_ss0", "%a_ss1", "%a_ss2"], dst)
+        k(f"cvt.u64.u32 {t}, {kb}")
+        k(f"mad.lo.u64 {dst}, {t}, %a_ssk, {dst}")
+        if esz == 4:
+            k(f"shl.b64 {dst}, {dst}, 2")
+        k(f"add.u64 {dst}, %a_s, {dst}")
+        if self.enc in ("ue8m0", "ue4m3"):
+            k.label(done)
+
+    # ---- the kernel ----------------------------------------------------------------------
+    def load_args(self):
+        k = self.k
+        for name in ("x", "q", "s", "amax", "gscale", "xs0", "xs1", "xs2", "qs0", "qs1", "qs2",
+                     "ss0", "ss1", "ss2", "ssk", "d1", "d2", "vpr", "nrows", "total", "kb4",
+                     "flags"):
+            self.arg(name)
+        k(f"cvta.to.global.u64 %a_x, %a_x")
+        k(f"cvta.to.global.u64 %a_q, %a_q")
+        k(f"cvta.to.global.u64 %a_s, %a_s")
+        k(f"cvta.to.global.u64 %a_amax, %a_amax")
+        k(f"cvta.to.global.u64 %a_gscale, %a_gscale")
+        k.reg(".b32", "f_sf128")
+        k(f"and.b32 %f_sf128, %a_flags, {FLAG_SF128x4}")
+        t = k.reg(".b32", "t_flat")
+        k.reg(".pred", "p_flat")
+        k(f"and.b32 {t}, %a_flags, {FLAG_FLAT}")
+        k(f"setp.ne.u32 %p_flat, {t}, 0")
+
+    def emit(self):
+        k = self.k
+        V = self.V
+        k.comment("---- arguments (one .param struct; layout in build/gen/quant_args.h)")
+        self.load_args()
+        tid, lane, gw, nw = (k.reg(".b32", n) for n in ("thread", "lane", "gwarp", "nwarps"))
+        k(f"mov.u32 {tid}, %tid.x")
+        k(f"mov.u32 {k.reg('.b32', 'thread_id')}, {tid}")
+        k(f"and.b32 {lane}, {tid}, 31")
+        k(f"mov.u32 {gw}, %ctaid.x")
+        k(f"shr.u32 {tid}, {tid}, 5")
+        k(f"mad.lo.u32 {gw}, {gw}, {WARPS}, {tid}")
+        k(f"mov.u32 {nw}, %nctaid.x")
+        k(f"mul.lo.u32 {nw}, {nw}, {WARPS}")
+        k.blank()
+        if self.blk == "row":
+            self.emit_row_cta()
+        elif self.blk == "rowl":
+            self.emit_row()
+        else:
+            self.emit_items()
+        k("ret")
+        params = [f".param .align 8 .b8 args[{self.argsize}]"]
+        directives = [f".maxntid {THREADS}, 1, 1"]
+        if self.blk == "row":
+            # the row lives in registers: let ptxas use them (it otherwise aims at 64 on sm_100a
+            # and spills)
+            directives.append(".maxnreg 128")
+        hdr = header(GENERATOR, k.name, "quant", THREADS, 0, self.p)
+        return k.render(hdr, self.target, params, directives)
+
+    def row_offsets(self, row, w, xoff, qoff, tag):
+        """Element offsets of a row's first element in x and q, and (i0, i1, i2) in w.
+        FLAG_FLAT (leading dims collapse to one row pitch in x, q and the scales): one multiply;
+        otherwise the row is split into its leading indices."""
+        k = self.k
+        lab_full, lab_done = k.fresh(f"ROW_FULL_{tag}"), k.fresh(f"ROW_DONE_{tag}")
+        k(f"@!%p_flat bra.uni {lab_full}")
+        k(f"mov.b64 {w[0]}, 0")
+        k(f"mov.b64 {w[1]}, 0")
+        k(f"cvt.u64.u32 {w[2]}, {row}")
+        k(f"mul.lo.u64 {xoff}, {w[2]}, %a_xs2")
+        k(f"mul.lo.u64 {qoff}, {w[2]}, %a_qs2")
+        k(f"bra.uni {lab_done}")
+        k.label(lab_full)
+        ww = self.row_index(row, tag)
+        for j in range(3):
+            k(f"mov.b64 {w[j]}, {ww[j]}")
+        self.dot3(w, ["%a_xs0", "%a_xs1", "%a_xs2"], xoff)
+        self.dot3(w, ["%a_qs0", "%a_qs1", "%a_qs2"], qoff)
+        k.label(lab_done)
+
+    def item_address(self, rowreg, colreg, xaddr, qaddr, wregs, tag):
+        """(row, vector col) -> input and output byte addresses."""
+        k = self.k
+        qoff = k.reg(".b64", f"t_qoff{tag}")
+        self.row_offsets(rowreg, wregs, xaddr, qoff, tag)
+        c = k.reg(".b64", f"t_col{tag}")
+        k(f"mul.wide.u32 {c}, {colreg}, {self.V}")
+        k(f"add.u64 {xaddr}, {xaddr}, {c}")
+        k(f"mul.lo.u64 {xaddr}, {xaddr}, {INPUTS[self.inp]}")
+        k(f"add.u64 {xaddr}, {xaddr}, %a_x")
+        if self.mode == "amax":
+            return
+        k(f"add.u64 {qaddr}, {qoff}, {c}")
+        if self.q_bytes_shift():
+            k(f"shr.u64 {qaddr}, {qaddr}, 1")
+        k(f"add.u64 {qaddr}, {qaddr}, %a_q")
+
+    def emit_items(self):
+        k = self.k
+        V, U = self.V, UNROLL
+        mode = self.mode
+        trip, step = k.reg(".b32", "trip0"), k.reg(".b32", "step")
+        step_r, step_c = k.reg(".b32", "step_r"), k.reg(".b32", "step_c")
+        k.comment(f"---- items: warp w takes items [w*{32*U}, +{32*U}) then strides by the grid.\n"
+                  "Each lane keeps (row, col) of its items and advances them by the stride:\n"
+                  "one division per thread at entry instead of one per item.")
+        k(f"mul.lo.u32 {trip}, %gwarp, {32*U}")
+        k(f"mul.lo.u32 {step}, %nwarps, {32*U}")
+        k(f"div.u32 {step_r}, {step}, %a_vpr")
+        k(f"rem.u32 {step_c}, {step}, %a_vpr")
+        items, rows, cols = [], [], []
+        for u in range(U):
+            it, r, c = (k.reg(".b32", f"{n}{u}") for n in ("item", "row", "col"))
+            k(f"add.u32 {it}, {trip}, {32*u}")
+            k(f"add.u32 {it}, {it}, %lane")
+            k(f"div.u32 {r}, {it}, %a_vpr")
+            k(f"rem.u32 {c}, {it}, %a_vpr")
+            items.append(it); rows.append(r); cols.append(c)
+        lmax = k.reg(".f32", "lmax")
+        k(f"mov.f32 {lmax}, 0f00000000")
+        scale, inv = k.reg(".f32", "scale"), k.reg(".f32", "inv")
+        p_first = k.reg(".pred", "p_first")
+        gtid = k.reg(".b32", "gtid")
+        k(f"mad.lo.u32 {gtid}, %gwarp, 32, %lane")
+        k(f"setp.eq.u32 {p_first}, {gtid}, 0")
+        if mode == "fp8tensor":
+            self.tensor_scale(scale, inv, p_first)
+        if mode == "nvfp4":
+            g = k.reg(".f32", "gscale")
+            ps = k.reg(".pred", "p_static")
+            t = k.reg(".b32", "t_flag")
+            k.comment("NVFP4 per-tensor scale: given (static), or g = amax / (6 * 448) from the\n"
+                      "amax pass, written once by thread 0")
+            k(f"and.b32 {t}, %a_flags, {FLAG_STATIC}")
+            k(f"setp.ne.u32 {ps}, {t}, 0")
+            k(f"@{ps} ld.global.f32 {g}, [%a_gscale]")
+            k(f"@{ps} bra.uni G_READY")
+            k(f"ld.global.f32 {g}, [%a_amax]")
+            k(f"div.rn.f32 {g}, {g}, {f32(6.0 * 448.0)}")
+            k(f"@{p_first} st.global.f32 [%a_gscale], {g}")
+            k.label("G_READY")
+            i6 = k.reg(".f32", "inv6g")
+            k(f"mul.rn.f32 {i6}, {g}, {f32(6.0)}")
+            k(f"rcp.rn.f32 {i6}, {i6}")
+            if self.target == "sm_90a":
+                self.load_fp4_constants()
+        k.blank()
+        k.comment("double-buffered: the loads of trip t+1 are issued before trip t is processed,\n"
+                  f"so {2*U} 16-byte vectors per lane stay in flight across the compute")
+        cursor = (items, rows, cols, step, step_r, step_c)
+        self.load_set("A", cursor)
+        pdone = k.reg(".pred", "p_done")
+        k.label("ITEM_LOOP")
+        for cur, nxt in (("A", "B"), ("B", "A")):
+            k(f"setp.ge.u32 {pdone}, {trip}, %a_total")
+            k(f"@{pdone} bra.uni ITEM_DONE")
+            self.load_set(nxt, cursor)
+            self.process_set(cur, lmax)
+            k(f"add.u32 {trip}, {trip}, {step}")
+        k("bra.uni ITEM_LOOP")
+        k.label("ITEM_DONE")
+        if mode == "amax" or mode == "fp8tensor":
+            if mode == "fp8tensor":
+                p = k.reg(".pred", "p_wamax")
+                t = k.reg(".b32", "t_wamax")
+                k(f"and.b32 {t}, %a_flags, {FLAG_WRITE_AMAX}")
+                k(f"setp.eq.u32 {p}, {t}, 0")
+                k(f"@{p} bra.uni AMAX_SKIP")
+            k.comment("amax(|x|): warp butterfly, then one atomic max per warp. Non-negative\n"
+                      "floats order like their bit patterns, so an integer max is exact.")
+            self.butterfly_max(lmax, 32)
+            pl = k.reg(".pred", "p_lane0")
+            k(f"setp.eq.u32 {pl}, %lane, 0")
+            b = k.reg(".b32", "t_bits")
+            k(f"mov.b32 {b}, {lmax}")
+            k(f"@{pl} red.global.max.u32 [%a_amax], {b}")
+            if mode == "fp8tensor":
+                k.label("AMAX_SKIP")
+
+    def load_set(self, S, cursor):
+        """Issue the loads of the items under the cursor into register set S (A or B), keep
+        what processing them needs (valid, row, col, leading indices, output address), then
+        advance the cursor by the grid stride."""
+        k = self.k
+        items, rows, cols, step, step_r, step_c = cursor
+        for u in range(UNROLL):
+            tag = f"{S}{u}"
+            pv = k.reg(".pred", f"p_valid{tag}")
+            k(f"setp.lt.u32 {pv}, {items[u]}, %a_total")
+            r, c = k.reg(".b32", f"row{tag}"), k.reg(".b32", f"col{tag}")
+            k(f"mov.u32 {r}, {rows[u]}")
+            k(f"mov.u32 {c}, {cols[u]}")
+            xa, qa = k.reg(".b64", f"xaddr{tag}"), k.reg(".b64", f"qaddr{tag}")
+            w = [k.reg(".b64", f"rw{j}_{tag}") for j in range(3)]
+            self.item_address(r, c, xa, qa, w, tag)
+            wd = k.regs(".b32", f"xv{tag}_", 4)
+            for j in range(4):
+                k(f"mov.b32 {wd[j]}, 0")
+            k(f"@{pv} ld.global.nc.L1::no_allocate.v4.b32 {{{wd[0]}, {wd[1]}, {wd[2]}, {wd[3]}}}, [{xa}]")
+        pw = k.reg(".pred", "p_wrap")
+        for u in range(UNROLL):
+            k(f"add.u32 {items[u]}, {items[u]}, {step}")
+            k(f"add.u32 {rows[u]}, {rows[u]}, {step_r}")
+            k(f"add.u32 {cols[u]}, {cols[u]}, {step_c}")
+            k(f"setp.ge.u32 {pw}, {cols[u]}, %a_vpr")
+            k(f"@{pw} sub.u32 {cols[u]}, {cols[u]}, %a_vpr")
+            k(f"@{pw} add.u32 {rows[u]}, {rows[u]}, 1")
+
+    def process_set(self, S, lmax):
+        k = self.k
+        for u in range(UNROLL):
+            tag = f"{S}{u}"
+            k.comment(f"vector {tag}: unpack, block amax, scale, encode, store")
+            words = [f"%xv{tag}_{j}" for j in range(4)]
+            valid, qaddr = f"%p_valid{tag}", f"%qaddr{tag}"
+            if self.mode in ("amax", "fp8tensor"):
+                self.absmax_words(words, lmax)
+            if self.mode == "amax":
+                continue
+            f = k.regs(".f32", "x", self.V)
+            self.unpack(words, f)
+            if isinstance(self.blk, int):
+                w = [f"%rw{j}_{tag}" for j in range(3)]
+                self.block_quant(f, words, f"%row{tag}", f"%col{tag}", w, valid, qaddr, tag)
+            else:
+                self.encode_store(f, "%inv", qaddr, valid)
+
+    def tensor_scale(self, scale, inv, p_first):
+        k = self.k
+        fmax = FMAX[self.out]
+        p = k.reg(".pred", "p_static")
+        t = k.reg(".b32", "t_flag")
+        k.comment("per-tensor scale: static (read) or from the amax pass (derived, thread 0 stores)")
+        k(f"and.b32 {t}, %a_flags, {FLAG_STATIC}")
+        k(f"setp.ne.u32 {p}, {t}, 0")
+        k(f"@{p} bra.uni SCALE_STATIC")
+        am = k.reg(".f32", "amax_t")
+        k(f"ld.global.f32 {am}, [%a_amax]")
+        self.fp8_scale(am, scale, inv, fmax)
+        k(f"@{p_first} st.global.f32 [%a_s], {scale}")
+        k("bra.uni SCALE_READY")
+        k.label("SCALE_STATIC")
+        pz = k.reg(".pred", "p_szero")
+        k(f"ld.global.f32 {scale}, [%a_s]")
+        k(f"setp.gt.f32 {pz}, {scale}, 0f00000000")
+        k(f"div.rn.f32 {inv}, 0f3F800000, {scale}")
+        k(f"selp.f32 {inv}, {inv}, 0f00000000, {pz}")
+        k.label("SCALE_READY")
+
+    def block_quant(self, f, words, row, col, w, valid, qaddr, tag):
+        k = self.k
+        V = self.V
+        L = self.blk // V
+        bmax = k.reg(".f32", "bmax")
+        k(f"mov.f32 {bmax}, 0f00000000")
+        self.absmax_words(words, bmax)
+        self.butterfly_max(bmax, L)
+        sc, inv = k.reg(".f32", "bscale"), k.reg(".f32", "binv")
+        if self.enc == "f32":
+            self.fp8_scale(bmax, sc, inv, FMAX[self.out])
+            code = None
+        elif self.enc == "ue8m0":
+            code = k.reg(".b32", "sf_code")
+            e = k.reg(".b32", "t_e")
+            p = k.reg(".pred", "p_nan")
+            k.comment("OCP MX: shared exponent floor(log2 amax) - emax, i.e. the amax's exponent field")
+            k(f"mov.b32 {e}, {bmax}")
+            k(f"bfe.u32 {e}, {e}, 23, 8")
+            k(f"sub.s32 {code}, {e}, {EMAX[self.out]}")
+            k(f"max.s32 {code}, {code}, 0")
+            k(f"setp.eq.u32 {p}, {e}, 255")
+            k(f"selp.b32 {code}, 255, {code}, {p}")
+            k.comment("inv = 2^(127 - code), built as float bits; NaN for code 255")
+            k(f"sub.s32 {e}, 254, {code}")
+            k(f"shl.b32 {e}, {e}, 23")
+            k(f"selp.b32 {e}, 0x7FC00000, {e}, {p}")
+            k(f"mov.b32 {inv}, {e}")
+        else:  # ue4m3 (NVFP4)
+            code = k.reg(".b32", "sf_code")
+            h = k.reg(".b16", "t_sf16")
+            hh = k.reg(".b32", "t_sf32")
+            hl = k.reg(".b16", "t_sflo")
+            hx = k.reg(".b16", "t_sfhi")
+            pz = k.reg(".pred", "p_gz")
+            k.comment("NVFP4: s = e4m3(amax16 * inv6g), inv6g = 1 / (6 g) once per thread;\n"
+                      "inv = 1 / (dec(s) * g) (rcp.rn: the IEEE reciprocal the host reproduces)")
+            k(f"mul.rn.f32 {sc}, {bmax}, %inv6g")
+            k(f"setp.gt.f32 {pz}, %gscale, 0f00000000")
+            k(f"selp.f32 {sc}, {sc}, 0f00000000, {pz}")
+            k(f"cvt.rn.satfinite.e4m3x2.f32 {h}, 0f00000000, {sc}")
+            k(f"cvt.u32.u16 {code}, {h}")
+            k(f"cvt.rn.f16x2.e4m3x2 {hh}, {h}")
+            k(f"mov.b32 {{{hl}, {hx}}}, {hh}")
+            k(f"cvt.f32.f16 {sc}, {hl}")
+            k(f"mul.rn.f32 {sc}, {sc}, %gscale")
+            k(f"setp.gt.f32 {pz}, {sc}, 0f00000000")
+            k(f"rcp.rn.f32 {inv}, {sc}")
+            k(f"selp.f32 {inv}, {inv}, 0f00000000, {pz}")
+        self.encode_store(f, inv, qaddr, valid)
+        # the first lane of each block stores its scale
+        ps = k.reg(".pred", "p_sstore")
+        t = k.reg(".b32", "t_lanemod")
+        k(f"and.b32 {t}, %lane, {L - 1}")
+        k(f"setp.eq.and.u32 {ps}, {t}, 0, {valid}")
+        kb = k.reg(".b32", "t_kb")
+        k(f"shr.u32 {kb}, {col}, {(L).bit_length() - 1}")
+        sa = k.reg(".b64", "saddr")
+        self.scale_addr(row, w, kb, sa, tag)
+        if code is None:
+            k(f"@{ps} st.global.f32 [{sa}], {sc}")
+        else:
+            b = k.reg(".b16", "t_code16")
+            k(f"cvt.u16.u32 {b}, {code}")
+            k(f"@{ps} st.global.u8 [{sa}], {b}")
+
+    def emit_row_cta(self):
+        """Row modes, rows up to row_cta_max_k(): a CTA owns a row and keeps it in registers
+        (R 16-byte vectors per thread), so x is read once. amax: warp butterfly, one word per
+        warp in shared memory, one barrier. NOTE: the shared words are double-buffered by row
+        parity, so the next row's writes cannot race a slow thread's reads of this row's."""
+        k = self.k
+        V = self.V
+        R = ROW_CTA_VECTORS[INPUTS[self.inp]]
+        row, par, red = k.reg(".b32", "row"), k.reg(".b32", "parity"), k.reg(".b32", "red_base")
+        k.shared.append(f".shared .align 16 .f32 red[{2 * WARPS}];   // per-warp amax, two rows deep")
+        k.comment(f"---- rows: CTA c takes rows c, c + nctaid, ...; {R} vectors per thread")
+        k(f"mov.u32 {row}, %ctaid.x")
+        k(f"mov.u32 {par}, 0")
+        k(f"mov.u32 {red}, red")
+        k.label("ROW_LOOP")
+        pd = k.reg(".pred", "p_done")
+        k(f"setp.ge.u32 {pd}, {row}, %a_nrows")
+        k(f"@{pd} bra.uni ROW_DONE")
+        w = [k.reg(".b64", f"rw{j}") for j in range(3)]
+        xrow, qrow = k.reg(".b64", "xrow"), k.reg(".b64", "qrow")
+        self.row_offsets(row, w, xrow, qrow, "r")
+        k(f"mul.lo.u64 {xrow}, {xrow}, {INPUTS[self.inp]}")
+        k(f"add.u64 {xrow}, {xrow}, %a_x")
+        k(f"add.u64 {qrow}, {qrow}, %a_q")
+        words, valid, qaddr = [], [], []
+        k.comment(f"load the whole row: vector t + {THREADS}*r of thread t")
+        for r in range(R):
+            c = k.reg(".b32", f"c{r}")
+            pv = k.reg(".pred", f"p_valid{r}")
+            xa, qa = k.reg(".b64", f"xaddr{r}"), k.reg(".b64", f"qaddr{r}")
+            k(f"add.u32 {c}, %thread_id, {THREADS * r}")
+            k(f"setp.lt.u32 {pv}, {c}, %a_vpr")
+            k(f"mul.wide.u32 {xa}, {c}, 16")
+            k(f"add.u64 {xa}, {xa}, {xrow}")
+            k(f"mul.wide.u32 {qa}, {c}, {V // (2 if self.out == 'e2m1' else 1)}")
+            k(f"add.u64 {qa}, {qa}, {qrow}")
+            wd = k.regs(".b32", f"xv{r}_", 4)
+            for j in range(4):
+                k(f"mov.b32 {wd[j]}, 0")
+            k(f"@{pv} ld.global.nc.L1::no_allocate.v4.b32 {{{wd[0]}, {wd[1]}, {wd[2]}, {wd[3]}}}, [{xa}]")
+            words.append(wd); valid.append(pv); qaddr.append(qa)
+        amax = k.reg(".f32", "ramax")
+        k(f"mov.f32 {amax}, 0f00000000")
+        for r in range(R):
+            self.absmax_words(words[r], amax)
+        self.butterfly_max(amax, 32)
+        k.comment("CTA amax: lane 0 of each warp posts its max; one barrier; all read all")
+        sa = k.reg(".b32", "t_red")
+        pl = k.reg(".pred", "p_lane0")
+        k(f"setp.eq.u32 {pl}, %lane, 0")
+        k(f"mad.lo.u32 {sa}, {par}, {WARPS * 4}, {red}")
+        t = k.reg(".b32", "t_w4")
+        k(f"shr.u32 {t}, %thread_id, 5")
+        k(f"mad.lo.u32 {t}, {t}, 4, {sa}")
+        k(f"@{pl} st.shared.f32 [{t}], {amax}")
+        k("bar.sync 0")
+        vals = k.regs(".f32", "redv", WARPS)
+        for j in range(0, WARPS, 4):
+            k(f"ld.shared.v4.f32 {{{vals[j]}, {vals[j+1]}, {vals[j+2]}, {vals[j+3]}}}, [{sa}+{4*j}]")
+        for j in range(WARPS):
+            k(f"max.f32 {amax}, {amax}, {vals[j]}")
+        sc, inv = k.reg(".f32", "rscale"), k.reg(".f32", "rinv")
+        self.fp8_scale(amax, sc, inv, FMAX[self.out])
+        p0 = k.reg(".pred", "p_t0")
+        k(f"setp.eq.u32 {p0}, %thread_id, 0")
+        ssa = k.reg(".b64", "saddr")
+        self.dot3(w, ["%a_ss0", "%a_ss1", "%a_ss2"], ssa)
+        k(f"shl.b64 {ssa}, {ssa}, 2")
+        k(f"add.u64 {ssa}, {ssa}, %a_s")
+        k(f"@{p0} st.global.f32 [{ssa}], {sc}")
+        k.comment("encode from registers and store")
+        for r in range(R):
+            f = k.regs(".f32", "x", V)
+            self.unpack(words[r], f)
+            self.encode_store(f, inv, qaddr[r], valid[r])
+        k(f"xor.b32 {par}, {par}, 1")
+        nct = k.reg(".b32", "t_nct")
+        k(f"mov.u32 {nct}, %nctaid.x")
+        k(f"add.u32 {row}, {row}, {nct}")
+        k("bra.uni ROW_LOOP")
+        k.label("ROW_DONE")
+
+    def emit_row(self):
+        """Row modes: a warp owns a row; pass 1 amax, pass 2 quantize (second read hits L2)."""
+        k = self.k
+        V, U = self.V, UNROLL
+        row = k.reg(".b32", "row")
+        k.comment("---- rows: warp w takes rows w, w + nwarps, ...")
+        k(f"mov.u32 {row}, %gwarp")
+        k.label("ROW_LOOP")
+        pd = k.reg(".pred", "p_done")
+        k(f"setp.ge.u32 {pd}, {row}, %a_nrows")
+        k(f"@{pd} bra.uni ROW_DONE")
+        w = self.row_index(row, "r")
+        xrow, qrow = k.reg(".b64", "xrow"), k.reg(".b64", "qrow")
+        self.dot3(w, ["%a_xs0", "%a_xs1", "%a_xs2"], xrow)
+        k(f"mul.lo.u64 {xrow}, {xrow}, {INPUTS[self.inp]}")
+        k(f"add.u64 {xrow}, {xrow}, %a_x")
+        self.dot3(w, ["%a_qs0", "%a_qs1", "%a_qs2"], qrow)
+        k(f"add.u64 {qrow}, {qrow}, %a_q")
+        amax = k.reg(".f32", "ramax")
+        k(f"mov.f32 {amax}, 0f00000000")
+        col = k.reg(".b32", "col")
+        k.comment(f"pass 1: amax over the row, {U} vectors per lane in flight")
+        k(f"mov.u32 {col}, %lane")
+        k.label("AMAX_LOOP")
+        pc = k.reg(".pred", "p_col")
+        k(f"setp.ge.u32 {pc}, {col}, %a_vpr")
+        k(f"@{pc} bra AMAX_END")
+        words = []
+        for u in range(U):
+            c = k.reg(".b32", f"c{u}")
+            pv = k.reg(".pred", f"p_valid{u}")
+            xa = k.reg(".b64", f"xaddr{u}")
+            k(f"add.u32 {c}, {col}, {32*u}")
+            k(f"setp.lt.u32 {pv}, {c}, %a_vpr")
+            k(f"mul.wide.u32 {xa}, {c}, 16")
+            k(f"add.u64 {xa}, {xa}, {xrow}")
+            wd = k.regs(".b32", f"xv{u}_", 4)
+            for j in range(4):
+                k(f"mov.b32 {wd[j]}, 0")
+            k(f"@{pv} ld.global.v4.b32 {{{wd[0]}, {wd[1]}, {wd[2]}, {wd[3]}}}, [{xa}]")
+            words.append(wd)
+        for u in range(U):
+            f = k.regs(".f32", f"x{u}_", V)
+            self.unpack(words[u], f)
+            self.absmax(f, amax)
+        k(f"add.u32 {col}, {col}, {32*U}")
+        k("bra AMAX_LOOP")
+        k.label("AMAX_END")
+        self.butterfly_max(amax, 32)
+        sc, inv = k.reg(".f32", "rscale"), k.reg(".f32", "rinv")
+        self.fp8_scale(amax, sc, inv, FMAX[self.out])
+        pl = k.reg(".pred", "p_lane0")
+        k(f"setp.eq.u32 {pl}, %lane, 0")
+        sa = k.reg(".b64", "saddr")
+        self.dot3(w, ["%a_ss0", "%a_ss1", "%a_ss2"], sa)
+        k(f"shl.b64 {sa}, {sa}, 2")
+        k(f"add.u64 {sa}, {sa}, %a_s")
+        k(f"@{pl} st.global.f32 [{sa}], {sc}")
+        k.comment("pass 2: re-read (L2), encode, store")
+        k(f"mov.u32 {col}, %lane")
+        k.label("Q_LOOP")
+        k(f"setp.ge.u32 {pc}, {col}, %a_vpr")
+        k(f"@{pc} bra Q_END")
+        words, valid, qaddr = [], [], []
+        for u in range(U):
+            c = k.reg(".b32", f"c{u}")
+            pv = k.reg(".pred", f"p_valid{u}")
+            xa = k.reg(".b64", f"xaddr{u}")
+            qa = k.reg(".b64", f"qaddr{u}")
+            k(f"add.u32 {c}, {col}, {32*u}")
+            k(f"setp.lt.u32 {pv}, {c}, %a_vpr")
+            k(f"mul.wide.u32 {xa}, {c}, 16")
+            k(f"add.u64 {xa}, {xa}, {xrow}")
+            k(f"mul.wide.u32 {qa}, {c}, {V}")
+            k(f"add.u64 {qa}, {qa}, {qrow}")
+            wd = k.regs(".b32", f"xv{u}_", 4)
+            k(f"@{pv} ld.global.v4.b32 {{{wd[0]}, {wd[1]}, {wd[2]}, {wd[3]}}}, [{xa}]")
+            words.append(wd); valid.append(pv); qaddr.append(qa)
+        for u in range(U):
+            f = k.regs(".f32", f"x{u}_", V)
+            self.unpack(words[u], f)
+            self.encode_store(f, inv, qaddr[u], valid[u])
+        k(f"add.u32 {col}, {col}, {32*U}")
+        k("bra Q_LOOP")
+        k.label("Q_END")
+        k(f"add.u32 {row}, {row}, %nwarps")
+        k("bra.uni ROW_LOOP")
+        k.label("ROW_DONE")
+
+
+ROW_CTA_VECTORS = {2: 4, 4: 8}   # vectors per thread a CTA keeps in registers, by input size
+
+
+def row_cta_max_k(inp):
+    """The longest row the register-resident row kernel takes (elements)."""
+    return THREADS * ROW_CTA_VECTORS[INPUTS[inp]] * (16 // INPUTS[inp])
+
+
+def emit(name, params, target):
+    return Q(name, params, target).emit()
+
+
+def c_header():
+    """The C mirror of the argument block (build/gen/quant_args.h)."""
+    offs, size = arg_offsets()
+    out = ["/* Generated by gen/quant.py: the .param block of every quant kernel. */",
+           "#ifndef PTXQ_QUANT_ARGS_H", "#define PTXQ_QUANT_ARGS_H", "#include <stddef.h>",
+           "#include <stdint.h>", "", "typedef struct ptxq_quant_args {"]
+    for typ, name in ARGS:
+        out.append(f"    {'uint64_t' if typ == 'u64' else 'uint32_t'} {name};")
+    out.append("} ptxq_quant_args;")
+    out.append("")
+    for typ, name in ARGS:
+        out.append(f"_Static_assert(offsetof(ptxq_quant_args, {name}) == {offs[name][1]}, "
+                   f"\"{name}\");")
+    out.append(f"_Static_assert(sizeof(ptxq_quant_args) == {size}, \"size\");")
+    out.append(f"#define PTXQ_QUANT_THREADS {THREADS}")
+    out.append(f"#define PTXQ_QUANT_UNROLL {UNROLL}")
+    out.append(f"#define PTXQ_QUANT_FLAG_STATIC {FLAG_STATIC}u")
+    out.append(f"#define PTXQ_QUANT_FLAG_WRITE_AMAX {FLAG_WRITE_AMAX}u")
+    out.append(f"#define PTXQ_QUANT_FLAG_SF128x4 {FLAG_SF128x4}u")
+    out.append(f"#define PTXQ_QUANT_FLAG_FLAT {FLAG_FLAT}u")
+    out.append("/* register-resident row kernels (quant_*row_*): vectors per row at most */")
+    out.append(f"#define PTXQ_QUANT_ROW_CTA_VPR_2B {THREADS * ROW_CTA_VECTORS[2]}")
+    out.append(f"#define PTXQ_QUANT_ROW_CTA_VPR_4B {THREADS * ROW_CTA_VECTORS[4]}")
+    out.append("#endif")
+    return "\n".join(out) + "\n"

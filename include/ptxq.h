@@ -1,0 +1,318 @@
+/* ptxq.h -- the one public header of libptxq.
+ *
+ * libptxq: low-precision GPU kernels written in PTX, assembled to cubins at build time, embedded in
+ * the library and launched through the CUDA driver API, which is loaded with dlopen when a context
+ * is created. Nothing here needs cuda.h: device pointers are uint64_t (a CUdeviceptr) and streams
+ * are void * (a CUstream; NULL is the legacy default stream).
+ *
+ * Rules every entry point follows:
+ *   - returns a ptxq_status; on failure ptxq_last_error() gives a per-thread message;
+ *   - validates every argument before it enqueues anything: a failing call writes nothing;
+ *   - a launch is stream-ordered and does no allocation and no synchronization, so it can be
+ *     captured in a CUDA graph; memory is owned by the caller;
+ *   - a context may be used from several threads at once.
+ */
+#ifndef PTXQ_H
+#define PTXQ_H
+
+#include <stddef.h>
+#include <stdint.h>
+
+#ifdef __cplusplus
+extern "C" {
+#endif
+
+#define PTXQ_VERSION_MAJOR 0
+#define PTXQ_VERSION_MINOR 1
+#define PTXQ_VERSION_PATCH 0
+
+/* ---- status ------------------------------------------------------------------------------- */
+typedef enum ptxq_status {
+    PTXQ_OK = 0,
+    PTXQ_ERR_INVALID_ARGUMENT = 1, /* null pointer, bad enum, negative size */
+    PTXQ_ERR_NO_DRIVER = 2,        /* libcuda.so.1 could not be loaded or cuInit failed */
+    PTXQ_ERR_NO_DEVICE = 3,        /* no GPU, or the ordinal is out of range */
+    PTXQ_ERR_UNSUPPORTED_ARCH = 4, /* the library has no cubin for this device */
+    PTXQ_ERR_DTYPE = 5,            /* unsupported dtype or dtype combination */
+    PTXQ_ERR_SHAPE = 6,            /* shapes disagree, or a size the kernel cannot take */
+    PTXQ_ERR_STRIDE = 7,           /* last dim not contiguous, or a stride the kernel cannot take */
+    PTXQ_ERR_ALIGNMENT = 8,        /* a pointer or a row pitch is not aligned as required */
+    PTXQ_ERR_SCALE_SHAPE = 9,      /* the scale tensor's dtype, shape or layout is wrong */
+    PTXQ_ERR_NOT_FOUND = 10,       /* no such kernel */
+    PTXQ_ERR_CUDA = 11,            /* a driver call failed; the message names it */
+    PTXQ_ERR_OUT_OF_MEMORY = 12    /* host memory for the context itself */
+} ptxq_status;
+
+const char *ptxq_status_name(ptxq_status s);
+/* The message of the last failing call made by this thread ("" if none). */
+const char *ptxq_last_error(void);
+/* PTXQ_VERSION_MAJOR * 10000 + MINOR * 100 + PATCH of the library actually linked. */
+int ptxq_version(void);
+
+/* ---- element types ------------------------------------------------------------------------ */
+typedef enum ptxq_dtype {
+    PTXQ_F32 = 1,
+    PTXQ_F16 = 2,
+    PTXQ_BF16 = 3,
+    PTXQ_E4M3 = 4,  /* OCP FP8 E4M3 ("fn": no infinities, NaN = S.1111.111, max 448) */
+    PTXQ_E5M2 = 5,  /* OCP FP8 E5M2 (IEEE-like: infinities, max 57344) */
+    PTXQ_E2M1 = 6,  /* FP4, two per byte: element 2i in the low nibble, 2i+1 in the high nibble */
+    PTXQ_UE8M0 = 7, /* scale: 2^(code-127); code 255 is NaN */
+    PTXQ_UE4M3 = 8, /* scale: unsigned E4M3 (the NVFP4 per-16 scale) */
+    PTXQ_I8 = 9,
+    PTXQ_I32 = 10
+} ptxq_dtype;
+
+/* Bits per element (4 for E2M1), 0 for an unknown dtype. */
+int ptxq_dtype_bits(ptxq_dtype t);
+const char *ptxq_dtype_name(ptxq_dtype t);
+
+/* ---- tensors ------------------------------------------------------------------------------
+ * shape[0] is the outermost dimension, shape[rank-1] the innermost. Strides are in elements
+ * (for E2M1 in elements too, so they must be even where they step over whole bytes).
+ * data is a device address (CUdeviceptr). */
+#define PTXQ_MAX_RANK 4
+typedef struct ptxq_tensor {
+    ptxq_dtype dtype;
+    int rank;
+    int64_t shape[PTXQ_MAX_RANK];
+    int64_t stride[PTXQ_MAX_RANK];
+    uint64_t data;
+} ptxq_tensor;
+
+/* A dense row-major tensor (innermost stride 1). */
+ptxq_tensor ptxq_tensor_make(ptxq_dtype t, int rank, const int64_t *shape, uint64_t data);
+/* Bytes spanned by a tensor (0 if it is malformed). */
+size_t ptxq_tensor_bytes(const ptxq_tensor *t);
+
+/* ---- context ------------------------------------------------------------------------------ */
+typedef struct ptxq_context ptxq_context;
+
+typedef struct ptxq_device_info {
+    char name[128];
+    int ordinal;
+    int cc_major, cc_minor;
+    int sm_count;
+    int driver_version; /* cuDriverGetVersion, e.g. 13000 */
+    size_t l2_bytes;
+    size_t global_mem_bytes;
+    char target[16]; /* the cubin target used on this device ("sm_90a"), "" if none */
+} ptxq_device_info;
+
+/* Loads the driver (dlopen libcuda.so.1), retains the device's primary context. Kernels are loaded
+ * lazily at first use. Fails with NO_DRIVER, NO_DEVICE or UNSUPPORTED_ARCH and a message. */
+ptxq_status ptxq_context_create(int device_ordinal, ptxq_context **out);
+void ptxq_context_destroy(ptxq_context *ctx);
+ptxq_status ptxq_context_info(const ptxq_context *ctx, ptxq_device_info *out);
+/* Make the context's CUDA context current on the calling thread (launches do this themselves). */
+ptxq_status ptxq_context_make_current(ptxq_context *ctx);
+/* The CUcontext (as void *) for callers that allocate memory with their own driver calls. */
+void *ptxq_context_cuda(const ptxq_context *ctx);
+
+/* ---- kernel registry (for tools) ----------------------------------------------------------
+ * Every embedded cubin, one entry per kernel x target, with its ptxas -v report. */
+typedef struct ptxq_kernel_info {
+    const char *name;      /* PTX entry name, e.g. "quant_mx8_bf16_e4m3" */
+    const char *family;    /* "quant", "gemv", ... */
+    const char *target;    /* "sm_90a", "sm_100a", "sm_120a" */
+    const char *origin;    /* "gen/quant.py" or "ptx/<file>.ptx" */
+    int threads;           /* threads per CTA */
+    int dynamic_smem;      /* bytes of dynamic shared memory at launch */
+    int registers;         /* ptxas -v */
+    int static_smem;       /* ptxas -v */
+    int spill_stores;      /* bytes, ptxas -v */
+    int spill_loads;       /* bytes, ptxas -v */
+    int stack_frame;       /* bytes, ptxas -v */
+    int wgmma_serialized;  /* ptxas warning C7510 seen */
+    const char *allowance; /* why spills/stack/C7510 are accepted ("" if none are) */
+    const unsigned char *cubin;
+    size_t cubin_size;
+} ptxq_kernel_info;
+
+int ptxq_kernel_count(void);
+ptxq_status ptxq_kernel_get(int index, ptxq_kernel_info *out);
+/* target may be NULL: the first target found. */
+ptxq_status ptxq_kernel_find(const char *name, const char *target, ptxq_kernel_info *out);
+
+/* Research override: if the environment variable PTXQ_KERNEL_DIR names a directory, a file
+ * <dir>/<kernel>.cubin, else <dir>/<kernel>.ptx (JIT-compiled by the driver), replaces the embedded
+ * cubin of that kernel when a context first loads it (the override must suit the device). Returns
+ * the path that would be used for name, or NULL (buf receives it; bufsize >= 1). */
+const char *ptxq_override_path(const char *name, char *buf, size_t bufsize);
+/* Whether ctx has loaded kernel name from an override file (1), the embedded cubin (0), not yet (-1). */
+int ptxq_kernel_overridden(ptxq_context *ctx, const char *name);
+
+/* ---- host codecs --------------------------------------------------------------------------
+ * Round to nearest, ties to even. Saturating encoders clamp finite overflow (and, for E5M2,
+ * infinities) to the largest finite value; non-saturating ones follow OCP FP8: E4M3 overflow and
+ * infinity give NaN (0x7F/0xFF), E5M2 overflow gives infinity. NaN stays NaN (sign kept). */
+uint8_t ptxq_e4m3_encode(float x, int saturate);
+float ptxq_e4m3_decode(uint8_t code);
+uint8_t ptxq_e5m2_encode(float x, int saturate);
+float ptxq_e5m2_decode(uint8_t code);
+/* E2M1 (values 0, .5, 1, 1.5, 2, 3, 4, 6): always saturating; NaN -> +-6 with its sign, as the
+ * sm_100 cvt does. Returns the 4-bit code. */
+uint8_t ptxq_e2m1_encode(float x);
+float ptxq_e2m1_decode(uint8_t code4);
+/* UE4M3: unsigned E4M3; negative input encodes as 0; saturating (max 448); NaN -> 0x7F. */
+uint8_t ptxq_ue4m3_encode(float x);
+float ptxq_ue4m3_decode(uint8_t code);
+/* UE8M0: 2^(code-127). Encoding takes the exponent of x rounded toward zero (floor(log2 x), the
+ * OCP MX rule) clamped to [2^-127, 2^127]; x <= 0 -> 0; NaN -> 0xFF. */
+uint8_t ptxq_ue8m0_encode(float x);
+float ptxq_ue8m0_decode(uint8_t code);
+uint16_t ptxq_bf16_encode(float x); /* RNE; NaN stays quiet NaN */
+float ptxq_bf16_decode(uint16_t bits);
+uint16_t ptxq_f16_encode(float x); /* RNE; overflow -> inf */
+float ptxq_f16_decode(uint16_t bits);
+
+/* ---- quantization -------------------------------------------------------------------------
+ * x: BF16, F16 or F32, rank 2..4, innermost dimension contiguous (stride 1), 16-byte aligned base
+ * and 16-byte multiple pitches. "rows" are all leading indices; K = x.shape[rank-1].
+ * q: same shape, dtype per mode below, innermost stride 1, 8-byte aligned base and pitches
+ * (4-byte for E2M1 and for F32 inputs quantized to 8 bits).
+ *
+ * mode            q dtype       scale (dequantize: x ~= decode(q) * scale [* global])
+ * FP8_TENSOR      E4M3/E5M2     F32, rank 1, shape [1]: amax / fmax        (amax pass + quantize)
+ * FP8_ROW         E4M3/E5M2     F32, shape [rows..., 1]: row amax / fmax
+ * FP8_BLOCK       E4M3/E5M2     F32, shape [rows..., K/128]: amax of 1x128 / fmax (DeepGEMM acts)
+ * MXFP8           E4M3/E5M2     UE8M0, shape [rows..., K/32]: 2^(floor(log2 amax) - emax_elem)
+ * NVFP4           E2M1          UE4M3, shape [rows..., K/16]: rn(amax16 * (1 / (6 * global))),
+ *                               plus an F32 per-tensor global = amax / (6 * 448) in desc.global_scale
+ * INT8_ROW        I8            F32, shape [rows..., 1]: row amax / 127
+ * INT8_BLOCK      I8            F32, shape [rows..., K/block] (block 32, 64 or 128): amax / 127
+ *
+ * NVFP4 codes are e2m1(f16(x * inv)): the product is rounded to f16 first (RNE), which moves only
+ * ties within 2^-11 of an E2M1 midpoint and lets every target encode packed pairs.
+ * fmax is 448 (E4M3) or 57344 (E5M2). Values are encoded with round-to-nearest-even and saturate
+ * (MXFP8 follows OCP MX v1.0, which saturates values above fmax after the power-of-two scale).
+ * A zero block gets scale 0 (UE8M0: code 0) and zero codes.
+ * Scale strides are free: [rows, K/128] row-major and the M-major ("column-major, TMA-aligned")
+ * layout DeepGEMM consumes are both just strides. With scale_layout = PTXQ_SCALE_128x4 (MXFP8 and
+ * NVFP4, rank-2 x only) the scales go to the 128x4-interleaved layout that SM100/SM120
+ * block-scaled MMA reads: a rank-1 tensor of ptxq_quant_scale_shape() bytes, where scale (m, k)
+ * is at byte ((m/128) * ceil(nk/4) + k/4) * 512 + (m%32) * 16 + ((m/32)%4) * 4 + k%4 and the
+ * padding (m >= rows, k >= nk) is written as 0.
+ *
+ * Per-tensor modes (FP8_TENSOR, NVFP4) need desc.amax: a device float the call zeroes, fills with
+ * amax(|x|) and then reads (all on the stream). With PTXQ_QUANT_STATIC_SCALE, FP8_TENSOR instead
+ * reads the scale tensor (delayed scaling: one pass) and, if desc.amax is not 0, writes amax(|x|)
+ * there for the next step's scale. NVFP4 with PTXQ_QUANT_STATIC_SCALE likewise reads the global
+ * scale from desc.global_scale instead of deriving it (one pass; desc.amax must be 0). */
+typedef enum ptxq_quant_mode {
+    PTXQ_QUANT_FP8_TENSOR = 1,
+    PTXQ_QUANT_FP8_ROW = 2,
+    PTXQ_QUANT_FP8_BLOCK = 3,
+    PTXQ_QUANT_MXFP8 = 4,
+    PTXQ_QUANT_NVFP4 = 5,
+    PTXQ_QUANT_INT8_ROW = 6,
+    PTXQ_QUANT_INT8_BLOCK = 7
+} ptxq_quant_mode;
+
+typedef enum ptxq_scale_layout {
+    PTXQ_SCALE_STRIDED = 0, /* the scale tensor's own shape and strides */
+    PTXQ_SCALE_128x4 = 1    /* SM100/SM120 block-scaled MMA layout (see above) */
+} ptxq_scale_layout;
+
+#define PTXQ_QUANT_STATIC_SCALE 1u
+
+typedef struct ptxq_quant_desc {
+    ptxq_quant_mode mode;
+    ptxq_dtype out_dtype;           /* E4M3, E5M2, E2M1 or I8 as the mode allows */
+    int block;                      /* INT8_BLOCK: 32, 64 or 128; others: 0 (implied) */
+    ptxq_scale_layout scale_layout;
+    unsigned flags;                 /* PTXQ_QUANT_STATIC_SCALE */
+    uint64_t amax;                  /* device float*, see above */
+    uint64_t global_scale;          /* NVFP4: device float* receiving the per-tensor scale */
+} ptxq_quant_desc;
+
+/* The scale tensor a quantization expects for x (dtype, rank, shape, dense row-major strides; data
+ * left 0) and its size in bytes. */
+ptxq_status ptxq_quant_scale_shape(const ptxq_quant_desc *desc, const ptxq_tensor *x,
+                                   ptxq_tensor *scale, size_t *bytes);
+/* Every check ptxq_quantize makes, without a device: PTXQ_OK if the call would be accepted. */
+ptxq_status ptxq_quant_validate(const ptxq_quant_desc *desc, const ptxq_tensor *x,
+                                const ptxq_tensor *q, const ptxq_tensor *scale);
+/* An empty x (no rows or K = 0) enqueues nothing. */
+ptxq_status ptxq_quantize(ptxq_context *ctx, const ptxq_quant_desc *desc, const ptxq_tensor *x,
+                          const ptxq_tensor *q, const ptxq_tensor *scale, void *stream);
+
+/* ---- block-scaled GEMV --------------------------------------------------------------------
+ * y[l, m] = ga * gx * sum_k A[l, m, k] * sa(l, m, k / B) * x[l, k] * sx(l, k / B)
+ *
+ * format  A dtype  scale dtype  B   (ga, gx: optional F32 per-tensor scales, desc.a_global/x_global)
+ * NVFP4   E2M1     UE4M3        16  ga is NVFP4's global scale (what ptxq_quantize writes)
+ * MXFP4   E2M1     UE8M0        32
+ * MXFP8   E4M3     UE8M0        32
+ * x is in A's dtype with its own scales (x_scale: same dtype and block, gx optional), or BF16 / F16
+ * (x_scale NULL). y is F32, F16 or BF16.
+ *
+ * Tensors (strides in elements; E2M1 counts elements, two per byte, element 2i in the low nibble):
+ *   a        [M, K] or [L, M, K]; innermost stride 1; 16-byte aligned base; row and batch pitches
+ *            multiples of 16 bytes (E2M1: stride % 32 == 0, E4M3: % 16) where that dim exceeds 1.
+ *   a_scale  PTXQ_SCALE_STRIDED: [M, K/B] or [L, M, K/B] (as a), one byte each, any strides.
+ *            Row-major [L][M][K/B] is what ptxq_quantize writes (PTXQ_SCALE_STRIDED); the M-major
+ *            layout (rows innermost) is strides too.
+ *            PTXQ_SCALE_128x4 (desc.a_scale_layout): rank 1, contiguous, at least L * S bytes with
+ *            S = ceil(M/128) * ceil((K/B)/4) * 512; batch l starts at l * S and scale (m, kb) is at
+ *            ((m/128) * ceil((K/B)/4) + kb/4) * 512 + (m%32) * 16 + ((m/32)%4) * 4 + kb%4, the
+ *            layout ptxq_quantize writes with PTXQ_SCALE_128x4 (there for rank-2 x, i.e. L = 1).
+ *   x        [K] (every batch) or [L, K] / [1, K]; innermost stride 1; 16-byte aligned base and
+ *            batch pitch.
+ *   x_scale  shaped like x with K/B along K, any strides; NULL for BF16 / F16 x.
+ *   y        [L, M] (or [M] when L = 1), any strides, aligned to its element size.
+ * K must be a multiple of B (else PTXQ_ERR_SHAPE); K = 0 writes zeros; M = 0 or L = 0 enqueues
+ * nothing. UE8M0 code 0 is 2^-127, 255 NaN; UE4M3's bit 7 is ignored (code 0x7F is NaN).
+ *
+ * Numerics: FP4 x FP4 block dot products are exact (f16x2 FMAs whose partial sums stay exactly
+ * representable, see gen/gemv.py); MXFP8 and BF16/F16 x use f32 products and sums. Block sums are
+ * scaled (sa * sx in f32) and accumulated in f32; ga * gx and the conversion to y come last.
+ *
+ * Work split (the plan): a thread owns rows_per_thread rows (1, 2, 4: kernel variants), a CTA is 8
+ * warps of which k_warps split K; the runtime scores the combinations for M, K, L, the SM count
+ * and each kernel's occupancy (src/gemv.c). Nonzero desc fields fix a choice;
+ * ptxq_gemv_plan_for() returns what a call would launch. */
+typedef enum ptxq_gemv_format {
+    PTXQ_GEMV_NVFP4 = 1,
+    PTXQ_GEMV_MXFP4 = 2,
+    PTXQ_GEMV_MXFP8 = 3
+} ptxq_gemv_format;
+
+typedef struct ptxq_gemv_desc {
+    ptxq_gemv_format format;
+    ptxq_scale_layout a_scale_layout; /* PTXQ_SCALE_STRIDED or PTXQ_SCALE_128x4 */
+    uint64_t a_global;                /* device float*: A's per-tensor scale, 0 = none (1) */
+    uint64_t x_global;                /* device float*: x's per-tensor scale, 0 = none (1) */
+    int rows_per_thread;              /* 0 = chosen by the runtime, else 1, 2 or 4 */
+    int k_warps;                      /* 0 = chosen by the runtime, else 1, 2, 4 or 8 */
+} ptxq_gemv_desc;
+
+typedef struct ptxq_gemv_plan {
+    char kernel[48];       /* e.g. "gemv_nvfp4_nvfp4_r4" */
+    int rows_per_thread;   /* rows a thread (and a warp) owns */
+    int k_warps;           /* warps of a CTA along K */
+    int rows_per_cta;      /* (8 / k_warps) * rows_per_thread */
+    unsigned grid;         /* L * ceil(M / rows_per_cta) CTAs */
+    unsigned threads;      /* per CTA (256) */
+    int registers;         /* of the kernel, ptxas -v */
+    int ctas_per_sm;       /* resident CTAs per SM the register count allows */
+} ptxq_gemv_plan;
+
+/* Every check ptxq_gemv makes, without a device: PTXQ_OK if the call would be accepted. */
+ptxq_status ptxq_gemv_validate(const ptxq_gemv_desc *desc, const ptxq_tensor *a,
+                               const ptxq_tensor *a_scale, const ptxq_tensor *x,
+                               const ptxq_tensor *x_scale, const ptxq_tensor *y);
+/* The launch ptxq_gemv would make on ctx's device (after the same checks). */
+ptxq_status ptxq_gemv_plan_for(ptxq_context *ctx, const ptxq_gemv_desc *desc, const ptxq_tensor *a,
+                               const ptxq_tensor *a_scale, const ptxq_tensor *x,
+                               const ptxq_tensor *x_scale, const ptxq_tensor *y,
+                               ptxq_gemv_plan *plan);
+/* One launch on stream; writes y only. */
+ptxq_status ptxq_gemv(ptxq_context *ctx, const ptxq_gemv_desc *desc, const ptxq_tensor *a,
+                      const ptxq_tensor *a_scale, const ptxq_tensor *x, const ptxq_tensor *x_scale,
+                      const ptxq_tensor *y, void *stream);
+
+#ifdef __cplusplus
+}
+#endif
+#endif /* PTXQ_H */

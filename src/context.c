@@ -1,0 +1,227 @@
+/* context.c -- one context per device: the driver, the primary CUDA context, lazily loaded kernels
+ * and cached tensor maps. Everything mutable sits behind ctx->lock. */
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "internal.h"
+
+static int attr(ptxq_context *c, CUdevice_attribute a, int *v) {
+    CUresult r = c->drv->cuDeviceGetAttribute(v, a, c->dev);
+    return r == CUDA_SUCCESS ? PTXQ_OK : ptxq_cuda_fail(c->drv, r, "cuDeviceGetAttribute");
+}
+
+ptxq_status ptxq_context_create(int ordinal, ptxq_context **out) {
+    if (!out) return ptxq_fail(PTXQ_ERR_INVALID_ARGUMENT, "ptxq_context_create: out is NULL");
+    *out = NULL;
+    const char *why = NULL;
+    const ptxq_cudrv *d = ptxq_cudrv_get(&why);
+    if (!d) {
+        if (ptxq_cudrv_no_device()) return ptxq_fail(PTXQ_ERR_NO_DEVICE, "%s", why);
+        return ptxq_fail(PTXQ_ERR_NO_DRIVER, "%s", why);
+    }
+    int count = 0;
+    CUresult r = d->cuDeviceGetCount(&count);
+    if (r != CUDA_SUCCESS) return ptxq_cuda_fail(d, r, "cuDeviceGetCount");
+    if (ordinal < 0 || ordinal >= count)
+        return ptxq_fail(PTXQ_ERR_NO_DEVICE, "device %d requested, %d present", ordinal, count);
+
+    ptxq_context *c = calloc(1, sizeof *c);
+    if (!c) return ptxq_fail(PTXQ_ERR_OUT_OF_MEMORY, "ptxq_context_create: out of host memory");
+    c->loaded = calloc((size_t)ptxq_kernel_table_size + 1, sizeof *c->loaded);
+    if (!c->loaded) {
+        free(c);
+        return ptxq_fail(PTXQ_ERR_OUT_OF_MEMORY, "ptxq_context_create: out of host memory");
+    }
+    c->drv = d;
+    int st = PTXQ_OK;
+    if ((r = d->cuDeviceGet(&c->dev, ordinal)) != CUDA_SUCCESS) st = ptxq_cuda_fail(d, r, "cuDeviceGet");
+    ptxq_device_info *in = &c->info;
+    in->ordinal = ordinal;
+    if (!st && (r = d->cuDeviceGetName(in->name, sizeof in->name, c->dev)) != CUDA_SUCCESS)
+        st = ptxq_cuda_fail(d, r, "cuDeviceGetName");
+    if (!st) st = attr(c, CU_DEVICE_ATTRIBUTE_COMPUTE_CAPABILITY_MAJOR, &in->cc_major);
+    if (!st) st = attr(c, CU_DEVICE_ATTRIBUTE_COMPUTE_CAPABILITY_MINOR, &in->cc_minor);
+    if (!st) st = attr(c, CU_DEVICE_ATTRIBUTE_MULTIPROCESSOR_COUNT, &in->sm_count);
+    int l2 = 0;
+    if (!st) st = attr(c, CU_DEVICE_ATTRIBUTE_L2_CACHE_SIZE, &l2);
+    in->l2_bytes = (size_t)l2;
+    if (!st && (r = d->cuDeviceTotalMem(&in->global_mem_bytes, c->dev)) != CUDA_SUCCESS)
+        st = ptxq_cuda_fail(d, r, "cuDeviceTotalMem");
+    if (!st && (r = d->cuDriverGetVersion(&in->driver_version)) != CUDA_SUCCESS)
+        st = ptxq_cuda_fail(d, r, "cuDriverGetVersion");
+    if (!st) st = ptxq_arch_check(ordinal, in->name, in->cc_major, in->cc_minor, &c->target);
+    if (!st) snprintf(in->target, sizeof in->target, "%s", c->target);
+    if (!st && (r = d->cuDevicePrimaryCtxRetain(&c->cu, c->dev)) != CUDA_SUCCESS)
+        st = ptxq_cuda_fail(d, r, "cuDevicePrimaryCtxRetain");
+    if (st) {
+        free(c->loaded);
+        free(c);
+        return st;
+    }
+    pthread_mutex_init(&c->lock, NULL);
+    *out = c;
+    return ptxq_ok();
+}
+
+void ptxq_context_destroy(ptxq_context *c) {
+    if (!c) return;
+    if (c->drv->cuCtxSetCurrent(c->cu) == CUDA_SUCCESS) {
+        for (int i = 0; i < ptxq_kernel_table_size; ++i)
+            if (c->loaded[i].module) c->drv->cuModuleUnload(c->loaded[i].module);
+    }
+    c->drv->cuDevicePrimaryCtxRelease(c->dev);
+    pthread_mutex_destroy(&c->lock);
+    free(c->loaded);
+    free(c);
+}
+
+ptxq_status ptxq_context_info(const ptxq_context *c, ptxq_device_info *out) {
+    if (!c || !out) return ptxq_fail(PTXQ_ERR_INVALID_ARGUMENT, "ptxq_context_info: NULL argument");
+    *out = c->info;
+    return ptxq_ok();
+}
+
+ptxq_status ptxq_context_make_current(ptxq_context *c) {
+    if (!c) return ptxq_fail(PTXQ_ERR_INVALID_ARGUMENT, "ptxq_context_make_current: ctx is NULL");
+    CUresult r = c->drv->cuCtxSetCurrent(c->cu);
+    return r == CUDA_SUCCESS ? ptxq_ok() : ptxq_cuda_fail(c->drv, r, "cuCtxSetCurrent");
+}
+
+void *ptxq_context_cuda(const ptxq_context *c) { return c ? (void *)c->cu : NULL; }
+
+static unsigned char *read_file(const char *path, size_t *len) {
+    FILE *f = fopen(path, "rb");
+    if (!f) return NULL;
+    unsigned char *buf = NULL;
+    long n = -1;
+    if (fseek(f, 0, SEEK_END) == 0) n = ftell(f);
+    if (n >= 0 && fseek(f, 0, SEEK_SET) == 0) buf = malloc((size_t)n + 1);
+    if (buf && fread(buf, 1, (size_t)n, f) != (size_t)n) {
+        free(buf);
+        buf = NULL;
+    }
+    fclose(f);
+    if (buf) {
+        buf[n] = 0; /* PTX text must be NUL-terminated for the JIT */
+        *len = (size_t)n;
+    }
+    return buf;
+}
+
+/* Loads slot i (lock held): the override file if there is one, else the embedded cubin. */
+static int load_slot(ptxq_context *c, int i, const ptxq_kernel_entry *e) {
+    ptxq_loaded *L = &c->loaded[i];
+    const ptxq_cudrv *d = c->drv;
+    char path[1024];
+    const char *ov = ptxq_override_path(e->name, path, sizeof path);
+    CUresult r;
+    if (ov) {
+        size_t len = 0;
+        unsigned char *img = read_file(ov, &len);
+        if (!img) return ptxq_fail(PTXQ_ERR_NOT_FOUND, "override %s could not be read", ov);
+        char log[4096] = {0};
+        CUjit_option opt[2] = {CU_JIT_ERROR_LOG_BUFFER, CU_JIT_ERROR_LOG_BUFFER_SIZE_BYTES};
+        void *val[2] = {log, (void *)(size_t)sizeof log};
+        r = d->cuModuleLoadDataEx(&L->module, img, 2, opt, val);
+        free(img);
+        if (r != CUDA_SUCCESS) {
+            ptxq_cuda_fail(d, r, "cuModuleLoadDataEx (override)");
+            return ptxq_fail(PTXQ_ERR_CUDA, "override %s failed to load: %s", ov, log);
+        }
+        L->overridden = 1;
+    } else {
+        r = d->cuModuleLoadData(&L->module, e->cubin);
+        if (r != CUDA_SUCCESS) return ptxq_cuda_fail(d, r, "cuModuleLoadData");
+    }
+    r = d->cuModuleGetFunction(&L->fn, L->module, e->name);
+    if (r == CUDA_SUCCESS && e->dynamic_smem > 48 * 1024)
+        r = d->cuFuncSetAttribute(L->fn, CU_FUNC_ATTRIBUTE_MAX_DYNAMIC_SHARED_SIZE_BYTES,
+                                  e->dynamic_smem);
+    if (r != CUDA_SUCCESS) {
+        d->cuModuleUnload(L->module);
+        memset(L, 0, sizeof *L);
+        return ptxq_cuda_fail(d, r, "cuModuleGetFunction");
+    }
+    L->entry = e;
+    return PTXQ_OK;
+}
+
+int ptxq_get_kernel(ptxq_context *c, const char *name, const ptxq_loaded **out) {
+    int idx = -1;
+    for (int i = 0; i < ptxq_kernel_table_size; ++i)
+        if (!strcmp(ptxq_kernel_table[i]->target, c->target) && !strcmp(ptxq_kernel_table[i]->name, name))
+            idx = i;
+    if (idx < 0)
+        return ptxq_fail(PTXQ_ERR_NOT_FOUND, "no kernel '%s' for %s in this build", name, c->target);
+    int st = PTXQ_OK;
+    pthread_mutex_lock(&c->lock);
+    if (!c->loaded[idx].fn) {
+        CUresult r = c->drv->cuCtxSetCurrent(c->cu);
+        st = r == CUDA_SUCCESS ? load_slot(c, idx, ptxq_kernel_table[idx])
+                               : ptxq_cuda_fail(c->drv, r, "cuCtxSetCurrent");
+    }
+    pthread_mutex_unlock(&c->lock);
+    if (st) return st;
+    *out = &c->loaded[idx];
+    return PTXQ_OK;
+}
+
+int ptxq_kernel_overridden(ptxq_context *c, const char *name) {
+    if (!c || !name) return -1;
+    int res = -1;
+    pthread_mutex_lock(&c->lock);
+    for (int i = 0; i < ptxq_kernel_table_size; ++i)
+        if (c->loaded[i].fn && !strcmp(ptxq_kernel_table[i]->name, name)) res = c->loaded[i].overridden;
+    pthread_mutex_unlock(&c->lock);
+    return res;
+}
+
+int ptxq_launch(ptxq_context *c, const ptxq_loaded *k, unsigned grid, unsigned block,
+                unsigned smem, void *stream, void **params) {
+    CUresult r = c->drv->cuCtxSetCurrent(c->cu);
+    if (r != CUDA_SUCCESS) return ptxq_cuda_fail(c->drv, r, "cuCtxSetCurrent");
+    r = c->drv->cuLaunchKernel(k->fn, grid, 1, 1, block, 1, 1, smem, (CUstream)stream, params, NULL);
+    if (r != CUDA_SUCCESS) return ptxq_cuda_fail(c->drv, r, "cuLaunchKernel");
+    return PTXQ_OK;
+}
+
+int ptxq_tmap_get(ptxq_context *c, CUtensorMapDataType dtype, unsigned rank, uint64_t addr,
+                  const cuuint64_t *dims, const cuuint64_t *strides, const cuuint32_t *box,
+                  CUtensorMapSwizzle swizzle, CUtensorMap *out) {
+    if (rank < 1 || rank > 5) return ptxq_fail(PTXQ_ERR_INVALID_ARGUMENT, "tensor map rank %u", rank);
+    /* key: everything the map depends on (dims/strides/box packed two per word) */
+    unsigned long long key[12] = {(unsigned long long)dtype | (unsigned long long)rank << 8 |
+                                      (unsigned long long)swizzle << 16,
+                                  addr};
+    for (unsigned i = 0; i < rank; ++i) {
+        key[2 + i] = dims[i];
+        key[7 + i] = (unsigned long long)box[i] << 40 ^ (i ? strides[i - 1] : 0);
+    }
+    int st = PTXQ_OK;
+    pthread_mutex_lock(&c->lock);
+    ptxq_tmap_slot *hit = NULL;
+    for (int i = 0; i < PTXQ_TMAP_CACHE && !hit; ++i)
+        if (c->tmaps[i].used && !memcmp(c->tmaps[i].key, key, sizeof key)) hit = &c->tmaps[i];
+    if (!hit) {
+        ptxq_tmap_slot *s = &c->tmaps[c->tmap_next];
+        cuuint32_t estr[5] = {1, 1, 1, 1, 1};
+        CUresult r = c->drv->cuTensorMapEncodeTiled(
+            &s->map, dtype, rank, (void *)(uintptr_t)addr, dims, strides, box, estr,
+            CU_TENSOR_MAP_INTERLEAVE_NONE, swizzle, CU_TENSOR_MAP_L2_PROMOTION_L2_256B,
+            CU_TENSOR_MAP_FLOAT_OOB_FILL_NONE);
+        if (r == CUDA_SUCCESS) {
+            s->used = 1;
+            memcpy(s->key, key, sizeof key);
+            c->tmap_next = (c->tmap_next + 1) % PTXQ_TMAP_CACHE;
+            hit = s;
+        } else {
+            s->used = 0;
+            st = ptxq_cuda_fail(c->drv, r, "cuTensorMapEncodeTiled");
+        }
+    }
+    /* NOTE: copied out under the lock: another thread may evict the slot right after. */
+    if (!st) memcpy(out, &hit->map, sizeof *out);
+    pthread_mutex_unlock(&c->lock);
+    return st;
+}

@@ -1,0 +1,355 @@
+/* gemv.c -- block-scaled GEMV: argument checks, the launch plan, the launch.
+ *
+ * Kernels (gen/gemv.py): gemv_<format>_<x>_r<R>, R rows per thread, one .param struct
+ * (ptxq_gemv_args). A CTA is 8 warps: 8/WK row groups x WK warps along K, WK chosen at run time.
+ * Everything is checked and the kernel loaded before the single launch, so a failing call writes
+ * nothing.
+ *
+ * The plan (rows per thread R, warps along K WK) is a score over the 12 combinations:
+ *   fill   = min(1, CTAs / (SMs * resident CTAs per SM))   enough CTAs to occupy every SM;
+ *   tail   = w / (w + 0.5), w = CTAs per resident slot     the last CTAs drain alone for about
+ *                                                           half a CTA's time;
+ *   lanes  = useful chunks / chunks the warps walk          ragged last trips along K;
+ *   rows   = M / rows the tiles cover                       ragged last tile;
+ *   reuse  = 1, 0.93, 0.85 for R = 4, 2, 1 (FP4; 1, 0.97, 0.93 for FP8): x is loaded and
+ *            decoded once per R rows, which matters most where the FP4 decode is the
+ *            integer-pipe bottleneck;
+ *   trips  = t / (t + 0.5), t = trips per warp             fixed cost of a warp's setup and
+ *                                                           reduction.
+ * Resident CTAs per SM come from the kernel's register count (ptxas -v, in the registry).
+ * desc.rows_per_thread / desc.k_warps fix either choice; ptxq_gemv_plan_for() shows the result. */
+#include <stdio.h>
+#include <string.h>
+
+#include "gemv_args.h"
+#include "internal.h"
+
+typedef struct gemv_shape {
+    int fmt, xk;           /* indices: format (0 nvfp4, 1 mxfp4, 2 mxfp8), x (0 same 1 bf16 2 f16) */
+    int block;
+    int64_t M, K, L, nk, nch;
+    ptxq_gemv_args args;
+} gemv_shape;
+
+static const char *const k_fmt_names[3] = {"nvfp4", "mxfp4", "mxfp8"};
+static const char *const k_x_names[3] = {NULL, "bf16", "f16"};
+
+static int64_t ceil_div(int64_t a, int64_t b) { return (a + b - 1) / b; }
+
+static int64_t sf128_bytes(int64_t rows, int64_t nk) {
+    return ceil_div(rows, 128) * ceil_div(nk, 4) * 512;
+}
+
+/* bytes of n elements of dtype t (E2M1: n must be even, checked by the caller) */
+static int64_t elem_bytes(ptxq_dtype t, int64_t n) {
+    return n * ptxq_dtype_bits(t) / 8;
+}
+
+/* A byte stride from an element stride of a 16-byte-accessed dimension. */
+static int pitch16(const ptxq_tensor *t, int dim, const char *what, uint64_t *out) {
+    int64_t s = t->stride[dim];
+    if (t->dtype == PTXQ_E2M1 && s % 2)
+        return ptxq_fail(PTXQ_ERR_ALIGNMENT, "gemv: %s.stride[%d] = %lld elements is odd (E2M1 "
+                         "packs two per byte)", what, dim, (long long)s);
+    int64_t b = elem_bytes(t->dtype, s);
+    if (t->shape[dim] > 1 && b % 16)
+        return ptxq_fail(PTXQ_ERR_ALIGNMENT, "gemv: %s.stride[%d] = %lld elements is %lld bytes, not "
+                         "a multiple of 16 (rows are read with 16-byte loads)", what, dim,
+                         (long long)s, (long long)b);
+    *out = t->shape[dim] > 1 ? (uint64_t)b : 0;
+    return PTXQ_OK;
+}
+
+static int check_x_batch(const ptxq_tensor *t, int64_t L, const char *what) {
+    if (t->rank == 2 && t->shape[0] != 1 && t->shape[0] != L)
+        return ptxq_fail(PTXQ_ERR_SHAPE, "gemv: %s.shape[0] = %lld; 1 or L = %lld expected", what,
+                         (long long)t->shape[0], (long long)L);
+    return PTXQ_OK;
+}
+
+static int plan_shape(const ptxq_gemv_desc *d, const ptxq_tensor *a, const ptxq_tensor *as,
+                      const ptxq_tensor *x, const ptxq_tensor *xs, const ptxq_tensor *y,
+                      gemv_shape *s) {
+    memset(s, 0, sizeof *s);
+    if (!d) return ptxq_fail(PTXQ_ERR_INVALID_ARGUMENT, "gemv: desc is NULL");
+    ptxq_dtype elem, sdt;
+    switch (d->format) {
+    case PTXQ_GEMV_NVFP4: s->fmt = 0; elem = PTXQ_E2M1; sdt = PTXQ_UE4M3; s->block = 16; break;
+    case PTXQ_GEMV_MXFP4: s->fmt = 1; elem = PTXQ_E2M1; sdt = PTXQ_UE8M0; s->block = 32; break;
+    case PTXQ_GEMV_MXFP8: s->fmt = 2; elem = PTXQ_E4M3; sdt = PTXQ_UE8M0; s->block = 32; break;
+    default:
+        return ptxq_fail(PTXQ_ERR_INVALID_ARGUMENT, "gemv: unknown format %d", (int)d->format);
+    }
+    const char *fname = k_fmt_names[s->fmt];
+    int st;
+    if ((st = ptxq_check_tensor(a, "gemv: a", 1))) return st;
+    if ((st = ptxq_check_tensor(as, "gemv: a_scale", 1))) return st;
+    if ((st = ptxq_check_tensor(x, "gemv: x", 1))) return st;
+    if ((st = ptxq_check_tensor(y, "gemv: y", 1))) return st;
+    if (d->rows_per_thread != 0 && d->rows_per_thread != 1 && d->rows_per_thread != 2 &&
+        d->rows_per_thread != 4)
+        return ptxq_fail(PTXQ_ERR_INVALID_ARGUMENT, "gemv: rows_per_thread %d; 0 (auto), 1, 2 or 4",
+                         d->rows_per_thread);
+    if (d->k_warps != 0 && d->k_warps != 1 && d->k_warps != 2 && d->k_warps != 4 && d->k_warps != 8)
+        return ptxq_fail(PTXQ_ERR_INVALID_ARGUMENT, "gemv: k_warps %d; 0 (auto), 1, 2, 4 or 8",
+                         d->k_warps);
+    if (d->a_global % 4 || d->x_global % 4)
+        return ptxq_fail(PTXQ_ERR_ALIGNMENT, "gemv: a_global / x_global must be 4-byte aligned");
+
+    /* A */
+    if (a->dtype != elem)
+        return ptxq_fail(PTXQ_ERR_DTYPE, "gemv: a is %s; %s takes %s", ptxq_dtype_name(a->dtype),
+                         fname, ptxq_dtype_name(elem));
+    if (a->rank != 2 && a->rank != 3)
+        return ptxq_fail(PTXQ_ERR_SHAPE, "gemv: a has rank %d; [M, K] or [L, M, K] expected", a->rank);
+    int ra = a->rank;
+    s->L = ra == 3 ? a->shape[0] : 1;
+    s->M = a->shape[ra - 2];
+    s->K = a->shape[ra - 1];
+    if (s->K % s->block)
+        return ptxq_fail(PTXQ_ERR_SHAPE, "gemv: K = %lld is not a multiple of the %s scale block (%d)",
+                         (long long)s->K, fname, s->block);
+    s->nk = s->K / s->block;
+    if (a->stride[ra - 1] != 1)
+        return ptxq_fail(PTXQ_ERR_STRIDE, "gemv: a's innermost stride is %lld; 1 expected",
+                         (long long)a->stride[ra - 1]);
+    ptxq_gemv_args *g = &s->args;
+    if ((st = pitch16(a, ra - 2, "a", &g->a_m))) return st;
+    if (ra == 3 && (st = pitch16(a, 0, "a", &g->a_l))) return st;
+    if (a->data % 16)
+        return ptxq_fail(PTXQ_ERR_ALIGNMENT, "gemv: a data 0x%llx is not 16-byte aligned",
+                         (unsigned long long)a->data);
+    int64_t row_bytes = elem_bytes(elem, s->K);
+    s->nch = ceil_div(row_bytes, 16);
+
+    /* x and its scales */
+    int quant_x = x->dtype == elem;
+    if (!quant_x && x->dtype != PTXQ_BF16 && x->dtype != PTXQ_F16)
+        return ptxq_fail(PTXQ_ERR_DTYPE, "gemv: x is %s; %s A takes x in %s (with scales), BF16 or F16",
+                         ptxq_dtype_name(x->dtype), fname, ptxq_dtype_name(elem));
+    s->xk = quant_x ? 0 : x->dtype == PTXQ_BF16 ? 1 : 2;
+    if (x->rank != 1 && x->rank != 2)
+        return ptxq_fail(PTXQ_ERR_SHAPE, "gemv: x has rank %d; [K] or [L, K] expected", x->rank);
+    if (x->shape[x->rank - 1] != s->K)
+        return ptxq_fail(PTXQ_ERR_SHAPE, "gemv: x has K = %lld, a has K = %lld",
+                         (long long)x->shape[x->rank - 1], (long long)s->K);
+    if ((st = check_x_batch(x, s->L, "x"))) return st;
+    if (x->stride[x->rank - 1] != 1)
+        return ptxq_fail(PTXQ_ERR_STRIDE, "gemv: x's innermost stride is %lld; 1 expected",
+                         (long long)x->stride[x->rank - 1]);
+    if (x->rank == 2 && (st = pitch16(x, 0, "x", &g->x_l))) return st;
+    if (x->data % 16)
+        return ptxq_fail(PTXQ_ERR_ALIGNMENT, "gemv: x data 0x%llx is not 16-byte aligned",
+                         (unsigned long long)x->data);
+    if (quant_x && !xs)
+        return ptxq_fail(PTXQ_ERR_INVALID_ARGUMENT, "gemv: x is %s: x_scale is required",
+                         ptxq_dtype_name(x->dtype));
+    if (!quant_x && xs)
+        return ptxq_fail(PTXQ_ERR_INVALID_ARGUMENT, "gemv: x is %s: x_scale must be NULL",
+                         ptxq_dtype_name(x->dtype));
+    if (!quant_x && d->x_global)
+        return ptxq_fail(PTXQ_ERR_INVALID_ARGUMENT, "gemv: x_global is for quantized x only");
+    if (quant_x) {
+        if ((st = ptxq_check_tensor(xs, "gemv: x_scale", 1))) return st;
+        if (xs->dtype != sdt)
+            return ptxq_fail(PTXQ_ERR_SCALE_SHAPE, "gemv: x_scale is %s; %s uses %s",
+                             ptxq_dtype_name(xs->dtype), fname, ptxq_dtype_name(sdt));
+        if (xs->rank != x->rank || xs->shape[xs->rank - 1] != s->nk ||
+            (xs->rank == 2 && xs->shape[0] != x->shape[0]))
+            return ptxq_fail(PTXQ_ERR_SCALE_SHAPE, "gemv: x_scale must be shaped like x with K / %d "
+                             "= %lld scales along K", s->block, (long long)s->nk);
+        g->xs_l = xs->rank == 2 && xs->shape[0] > 1 ? (uint64_t)xs->stride[0] : 0;
+        if (xs->stride[xs->rank - 1] > 0xFFFFFFFFll || s->nk * xs->stride[xs->rank - 1] > 0xFFFFFFFFll)
+            return ptxq_fail(PTXQ_ERR_STRIDE, "gemv: x_scale's K stride is too large");
+        g->xs_k = (uint32_t)xs->stride[xs->rank - 1];
+        g->xs = xs->data;
+    }
+
+    /* A scales */
+    if (as->dtype != sdt)
+        return ptxq_fail(PTXQ_ERR_SCALE_SHAPE, "gemv: a_scale is %s; %s uses %s",
+                         ptxq_dtype_name(as->dtype), fname, ptxq_dtype_name(sdt));
+    if (d->a_scale_layout == PTXQ_SCALE_128x4) {
+        int64_t per = sf128_bytes(s->M, s->nk);
+        if (as->rank != 1 || as->stride[0] != 1 || as->shape[0] < per * s->L)
+            return ptxq_fail(PTXQ_ERR_SCALE_SHAPE, "gemv: 128x4 scales need a contiguous rank-1 "
+                             "tensor of at least L * %lld = %lld bytes", (long long)per,
+                             (long long)(per * s->L));
+        g->as_l = (uint64_t)per;
+        g->kb4 = (uint32_t)ceil_div(s->nk, 4);
+        g->ksh = 2;
+        g->kmul = 512;
+        g->kmsk = 3;
+        g->ks1 = 1;
+        g->flags |= PTXQ_GEMV_FLAG_SF128x4;
+        if (per > 0xFFFFFFFFll)
+            return ptxq_fail(PTXQ_ERR_SHAPE, "gemv: the 128x4 scales of one batch exceed 4 GiB");
+    } else if (d->a_scale_layout == PTXQ_SCALE_STRIDED) {
+        if (as->rank != ra)
+            return ptxq_fail(PTXQ_ERR_SCALE_SHAPE, "gemv: a_scale has rank %d, a has rank %d",
+                             as->rank, ra);
+        for (int i = 0; i < ra - 1; ++i)
+            if (as->shape[i] != a->shape[i])
+                return ptxq_fail(PTXQ_ERR_SCALE_SHAPE, "gemv: a_scale.shape[%d] = %lld != a.shape[%d] "
+                                 "= %lld", i, (long long)as->shape[i], i, (long long)a->shape[i]);
+        if (as->shape[ra - 1] != s->nk)
+            return ptxq_fail(PTXQ_ERR_SCALE_SHAPE, "gemv: a_scale.shape[%d] = %lld; K / %d = %lld "
+                             "expected", ra - 1, (long long)as->shape[ra - 1], s->block,
+                             (long long)s->nk);
+        int64_t ks = as->stride[ra - 1];
+        if (ks > 0xFFFFFFFFll || (s->nk > 0 && (s->nk - 1) * ks + ks > 0xFFFFFFFFll))
+            return ptxq_fail(PTXQ_ERR_STRIDE, "gemv: a_scale's K stride %lld is too large (offsets "
+                             "along K must stay below 4 GiB)", (long long)ks);
+        g->as_m = (uint64_t)as->stride[ra - 2];
+        g->as_l = ra == 3 ? (uint64_t)as->stride[0] : 0;
+        g->kmul = g->ks1 = (uint32_t)ks;
+    } else {
+        return ptxq_fail(PTXQ_ERR_SCALE_SHAPE, "gemv: unknown a_scale_layout %d",
+                         (int)d->a_scale_layout);
+    }
+
+    /* y */
+    if (y->dtype != PTXQ_F32 && y->dtype != PTXQ_F16 && y->dtype != PTXQ_BF16)
+        return ptxq_fail(PTXQ_ERR_DTYPE, "gemv: y is %s; F32, F16 or BF16 expected",
+                         ptxq_dtype_name(y->dtype));
+    if (!(y->rank == 2 || (y->rank == 1 && s->L == 1)))
+        return ptxq_fail(PTXQ_ERR_SHAPE, "gemv: y has rank %d; [L, M] (or [M] when L = 1) expected",
+                         y->rank);
+    if (y->shape[y->rank - 1] != s->M || (y->rank == 2 && y->shape[0] != s->L))
+        return ptxq_fail(PTXQ_ERR_SHAPE, "gemv: y must be [L, M] = [%lld, %lld]", (long long)s->L,
+                         (long long)s->M);
+    int ysz = ptxq_dtype_bits(y->dtype) / 8;
+    if (y->data % (uint64_t)ysz)
+        return ptxq_fail(PTXQ_ERR_ALIGNMENT, "gemv: y data is not %d-byte aligned", ysz);
+    g->y_m = (uint64_t)(y->stride[y->rank - 1] * ysz);
+    g->y_l = y->rank == 2 ? (uint64_t)(y->stride[0] * ysz) : 0;
+    g->flags |= y->dtype == PTXQ_F32 ? PTXQ_GEMV_Y_F32 : y->dtype == PTXQ_F16 ? PTXQ_GEMV_Y_F16
+                                                                               : PTXQ_GEMV_Y_BF16;
+
+    /* sizes the kernel counts in 32 bits */
+    if (s->M > 0x7FFFFFFFll || s->L > 0x7FFFFFFFll || s->nch > 0x7FFFFFF0ll)
+        return ptxq_fail(PTXQ_ERR_SHAPE, "gemv: M, L or K is too large for one launch");
+    g->a = a->data;
+    g->as = as->data;
+    g->x = x->data;
+    g->y = y->data;
+    g->ga = d->a_global;
+    g->gx = d->x_global;
+    if (d->a_global) g->flags |= PTXQ_GEMV_FLAG_GA;
+    if (d->x_global) g->flags |= PTXQ_GEMV_FLAG_GX;
+    g->m = (uint32_t)s->M;
+    g->nch = (uint32_t)s->nch;
+    g->nfull = (uint32_t)(row_bytes / 16);
+    g->unit = 1;
+    return PTXQ_OK;
+}
+
+ptxq_status ptxq_gemv_validate(const ptxq_gemv_desc *d, const ptxq_tensor *a,
+                               const ptxq_tensor *a_scale, const ptxq_tensor *x,
+                               const ptxq_tensor *x_scale, const ptxq_tensor *y) {
+    gemv_shape s;
+    int st = plan_shape(d, a, a_scale, x, x_scale, y, &s);
+    if (st) return (ptxq_status)st;
+    return (ptxq_status)ptxq_ok();
+}
+
+static void kernel_name(const gemv_shape *s, int rows, char *buf, size_t n) {
+    const char *xn = s->xk ? k_x_names[s->xk] : k_fmt_names[s->fmt];
+    snprintf(buf, n, "gemv_%s_%s_r%d", k_fmt_names[s->fmt], xn, rows);
+}
+
+/* Fills *p for (rows, wk); returns its score (0 if the kernel is missing). */
+static double score_plan(const gemv_shape *s, const char *target, int sms, int rows, int wk,
+                         ptxq_gemv_plan *p) {
+    memset(p, 0, sizeof *p);
+    kernel_name(s, rows, p->kernel, sizeof p->kernel);
+    const ptxq_kernel_entry *e = ptxq_entry_find(p->kernel, target);
+    if (!e) return 0.0;
+    p->rows_per_thread = rows;
+    p->k_warps = wk;
+    p->rows_per_cta = PTXQ_GEMV_WARPS / wk * rows;
+    p->threads = PTXQ_GEMV_THREADS;
+    p->registers = e->registers;
+    int regs = e->registers > 0 ? (e->registers + 7) / 8 * 8 : 64;
+    int cps = 65536 / (PTXQ_GEMV_THREADS * regs);
+    p->ctas_per_sm = cps < 1 ? 1 : cps > 2048 / PTXQ_GEMV_THREADS ? 2048 / PTXQ_GEMV_THREADS : cps;
+    int64_t tiles = ceil_div(s->M, p->rows_per_cta);
+    int64_t ctas = s->L * tiles;
+    p->grid = (unsigned)(ctas > 0x7FFFFFFFll ? 0x7FFFFFFFll : ctas);
+    double slots = (double)sms * p->ctas_per_sm;
+    double fill = ctas / slots < 1.0 ? ctas / slots : 1.0;
+    double w = ctas / slots;
+    double tail = w / (w + 0.5);
+    int64_t trips = ceil_div(s->nch, 32 * wk);
+    double lanes = trips > 0 ? (double)s->nch / (double)(trips * 32 * wk) : 1.0;
+    double rows_eff = (double)s->M / (double)(tiles * p->rows_per_cta);
+    static const double reuse_fp4[5] = {0, 0.85, 0.93, 0, 1.0}, reuse_fp8[5] = {0, 0.93, 0.97, 0, 1.0};
+    double reuse = s->fmt < 2 ? reuse_fp4[rows] : reuse_fp8[rows];
+    double t = (double)(trips > 0 ? trips : 1);
+    return fill * tail * lanes * rows_eff * reuse * (t / (t + 0.5));
+}
+
+static int choose_plan(const gemv_shape *s, const ptxq_gemv_desc *d, const char *target, int sms,
+                       ptxq_gemv_plan *best) {
+    static const int rows_opts[3] = {4, 2, 1}, wk_opts[4] = {1, 2, 4, 8};
+    double best_score = -1.0;
+    for (int i = 0; i < 3; ++i) {
+        if (d->rows_per_thread && d->rows_per_thread != rows_opts[i]) continue;
+        for (int j = 0; j < 4; ++j) {
+            if (d->k_warps && d->k_warps != wk_opts[j]) continue;
+            ptxq_gemv_plan p;
+            double sc = score_plan(s, target, sms, rows_opts[i], wk_opts[j], &p);
+            if (p.rows_per_thread && sc > best_score * 1.0001) {
+                best_score = sc;
+                *best = p;
+            }
+        }
+    }
+    if (best_score < 0.0) {
+        char name[48];
+        kernel_name(s, d->rows_per_thread ? d->rows_per_thread : 4, name, sizeof name);
+        return ptxq_fail(PTXQ_ERR_NOT_FOUND, "gemv: no kernel '%s' for %s in this build", name, target);
+    }
+    return PTXQ_OK;
+}
+
+static int plan_all(ptxq_context *ctx, const ptxq_gemv_desc *d, const ptxq_tensor *a,
+                    const ptxq_tensor *as, const ptxq_tensor *x, const ptxq_tensor *xs,
+                    const ptxq_tensor *y, gemv_shape *s, ptxq_gemv_plan *p) {
+    if (!ctx) return ptxq_fail(PTXQ_ERR_INVALID_ARGUMENT, "gemv: ctx is NULL");
+    int st = plan_shape(d, a, as, x, xs, y, s);
+    if (st) return st;
+    if ((st = choose_plan(s, d, ctx->target, ctx->info.sm_count, p))) return st;
+    int shift = p->k_warps == 1 ? 0 : p->k_warps == 2 ? 1 : p->k_warps == 4 ? 2 : 3;
+    s->args.wk_shift = (uint32_t)shift;
+    s->args.tiles = (uint32_t)ceil_div(s->M, p->rows_per_cta);
+    if ((int64_t)s->args.tiles * s->L > 0x7FFFFFFFll)
+        return ptxq_fail(PTXQ_ERR_SHAPE, "gemv: L * row tiles exceeds the grid limit");
+    return PTXQ_OK;
+}
+
+ptxq_status ptxq_gemv_plan_for(ptxq_context *ctx, const ptxq_gemv_desc *d, const ptxq_tensor *a,
+                               const ptxq_tensor *a_scale, const ptxq_tensor *x,
+                               const ptxq_tensor *x_scale, const ptxq_tensor *y,
+                               ptxq_gemv_plan *plan) {
+    if (!plan) return ptxq_fail(PTXQ_ERR_INVALID_ARGUMENT, "gemv_plan_for: plan is NULL");
+    gemv_shape s;
+    int st = plan_all(ctx, d, a, a_scale, x, x_scale, y, &s, plan);
+    if (st) return (ptxq_status)st;
+    return (ptxq_status)ptxq_ok();
+}
+
+ptxq_status ptxq_gemv(ptxq_context *ctx, const ptxq_gemv_desc *d, const ptxq_tensor *a,
+                      const ptxq_tensor *a_scale, const ptxq_tensor *x, const ptxq_tensor *x_scale,
+                      const ptxq_tensor *y, void *stream) {
+    gemv_shape s;
+    ptxq_gemv_plan p;
+    int st = plan_all(ctx, d, a, a_scale, x, x_scale, y, &s, &p);
+    if (st) return (ptxq_status)st;
+    if (s.M == 0 || s.L == 0) return (ptxq_status)ptxq_ok(); /* empty: nothing to enqueue */
+    const ptxq_loaded *k = NULL;
+    if ((st = ptxq_get_kernel(ctx, p.kernel, &k))) return (ptxq_status)st;
+    void *params[] = {&s.args};
+    if ((st = ptxq_launch(ctx, k, p.grid, p.threads, 0, stream, params))) return (ptxq_status)st;
+    return (ptxq_status)ptxq_ok();
+}

@@ -1,0 +1,68 @@
+/* internal.h -- what the runtime's files share. Not installed. */
+#ifndef PTXQ_INTERNAL_H
+#define PTXQ_INTERNAL_H
+
+#include <pthread.h>
+#include <stddef.h>
+
+#include "cudrv.h"
+#include "kernel_entry.h"
+#include "ptxq.h"
+
+/* Sets the per-thread message (printf-style) and returns status. */
+int ptxq_fail(int status, const char *fmt, ...) __attribute__((format(printf, 2, 3)));
+/* Clears the per-thread message; returns PTXQ_OK. */
+int ptxq_ok(void);
+/* 1 if the driver loaded but reported no device. */
+int ptxq_cudrv_no_device(void);
+
+/* The cubin target for a compute capability ("sm_90a"), NULL if the library has none. */
+const char *ptxq_target_for(int cc_major, int cc_minor);
+/* PTXQ_OK and *target, or UNSUPPORTED_ARCH with a message naming the device and built targets. */
+int ptxq_arch_check(int ordinal, const char *devname, int cc_major, int cc_minor,
+                    const char **target);
+/* "sm_90a, sm_100a, sm_120a": targets that have at least one embedded cubin. */
+void ptxq_built_targets(char *buf, size_t n);
+const ptxq_kernel_entry *ptxq_entry_find(const char *name, const char *target);
+
+/* A loaded kernel. */
+typedef struct ptxq_loaded {
+    const ptxq_kernel_entry *entry;
+    CUmodule module;
+    CUfunction fn;
+    int overridden;
+} ptxq_loaded;
+
+#define PTXQ_TMAP_CACHE 64
+typedef struct ptxq_tmap_slot {
+    int used;
+    unsigned long long key[12];
+    CUtensorMap map;
+} ptxq_tmap_slot;
+
+struct ptxq_context {
+    const ptxq_cudrv *drv;
+    CUdevice dev;
+    CUcontext cu;
+    ptxq_device_info info;
+    const char *target;
+    pthread_mutex_t lock;      /* guards loaded[] and tmaps[] */
+    ptxq_loaded *loaded;       /* one slot per registry entry, filled lazily */
+    ptxq_tmap_slot tmaps[PTXQ_TMAP_CACHE];
+    int tmap_next;
+};
+
+/* The function for kernel name on this context's target; loads its module once. */
+int ptxq_get_kernel(ptxq_context *ctx, const char *name, const ptxq_loaded **out);
+/* cuLaunchKernel with the context current; params as for cuLaunchKernel. */
+int ptxq_launch(ptxq_context *ctx, const ptxq_loaded *k, unsigned grid, unsigned block,
+                unsigned smem, void *stream, void **params);
+/* A tiled tensor map (rank <= 5), cached by its arguments; copied into *out. */
+int ptxq_tmap_get(ptxq_context *ctx, CUtensorMapDataType dtype, unsigned rank, uint64_t addr,
+                  const cuuint64_t *dims, const cuuint64_t *strides, const cuuint32_t *box,
+                  CUtensorMapSwizzle swizzle, CUtensorMap *out);
+
+/* Tensor checks shared by every family; each sets the message and returns its status. */
+int ptxq_check_tensor(const ptxq_tensor *t, const char *what, int need_data);
+
+#endif

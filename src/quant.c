@@ -1,0 +1,344 @@
+/* quant.c -- quantization: argument checks, the launch plan, and the launches.
+ *
+ * Kernels (gen/quant.py): quant_<mode>_<in>[_<out>], one .param struct (ptxq_quant_args).
+ * Per-tensor modes enqueue three things on the stream: a 4-byte memset of the caller's amax
+ * word, the amax pass, the quantize pass. Everything is checked, and every kernel loaded, before
+ * the first of them is enqueued, so a call that fails writes nothing. */
+#include <stdio.h>
+#include <string.h>
+
+#include "internal.h"
+#include "quant_args.h"
+
+typedef struct quant_plan {
+    char kernel[64];
+    char amax_kernel[64]; /* "" unless an amax pass runs first */
+    int vec;              /* input elements per 16-byte vector */
+    int block;            /* elements per scale; 0 = row, -1 = tensor */
+    int64_t rows, K, nk;
+    int row_mode;
+    int row_cta;          /* row modes: the CTA-per-row kernel */
+    size_t sf_bytes;      /* 128x4 layout: bytes to zero first */
+    int memset_amax;
+    ptxq_quant_args args;
+} quant_plan;
+
+static const char *in_name(ptxq_dtype t) {
+    return t == PTXQ_BF16 ? "bf16" : t == PTXQ_F16 ? "f16" : t == PTXQ_F32 ? "f32" : NULL;
+}
+
+static const char *out_name(ptxq_dtype t) {
+    switch (t) {
+    case PTXQ_E4M3: return "e4m3";
+    case PTXQ_E5M2: return "e5m2";
+    case PTXQ_E2M1: return "e2m1";
+    case PTXQ_I8: return "s8";
+    default: return NULL;
+    }
+}
+
+/* mode -> kernel mode name, required q dtype family, scale dtype, block (0 row, -1 tensor) */
+static int mode_info(const ptxq_quant_desc *d, const char **kmode, ptxq_dtype *sdtype, int *block) {
+    switch (d->mode) {
+    case PTXQ_QUANT_FP8_TENSOR: *kmode = "fp8tensor"; *sdtype = PTXQ_F32; *block = -1; break;
+    case PTXQ_QUANT_FP8_ROW: *kmode = "fp8row"; *sdtype = PTXQ_F32; *block = 0; break;
+    case PTXQ_QUANT_FP8_BLOCK: *kmode = "fp8block"; *sdtype = PTXQ_F32; *block = 128; break;
+    case PTXQ_QUANT_MXFP8: *kmode = "mx8"; *sdtype = PTXQ_UE8M0; *block = 32; break;
+    case PTXQ_QUANT_NVFP4: *kmode = "nvfp4"; *sdtype = PTXQ_UE4M3; *block = 16; break;
+    case PTXQ_QUANT_INT8_ROW: *kmode = "i8row"; *sdtype = PTXQ_F32; *block = 0; break;
+    case PTXQ_QUANT_INT8_BLOCK:
+        *sdtype = PTXQ_F32;
+        *block = d->block;
+        *kmode = d->block == 32 ? "i8block32" : d->block == 64 ? "i8block64"
+               : d->block == 128 ? "i8block128" : NULL;
+        if (!*kmode)
+            return ptxq_fail(PTXQ_ERR_INVALID_ARGUMENT, "INT8_BLOCK: block %d not 32, 64 or 128",
+                             d->block);
+        return PTXQ_OK;
+    default:
+        return ptxq_fail(PTXQ_ERR_INVALID_ARGUMENT, "unknown quantization mode %d", (int)d->mode);
+    }
+    if (d->block != 0 && d->block != *block)
+        return ptxq_fail(PTXQ_ERR_INVALID_ARGUMENT, "block %d given; this mode's block is implied "
+                         "(pass 0)", d->block);
+    return PTXQ_OK;
+}
+
+static int q_dtype_ok(ptxq_quant_mode m, ptxq_dtype q) {
+    if (m == PTXQ_QUANT_NVFP4) return q == PTXQ_E2M1;
+    if (m == PTXQ_QUANT_INT8_ROW || m == PTXQ_QUANT_INT8_BLOCK) return q == PTXQ_I8;
+    return q == PTXQ_E4M3 || q == PTXQ_E5M2;
+}
+
+/* Leading dimensions right-aligned into three slots (missing ones: size 1, stride 0). */
+static void lead3(const ptxq_tensor *t, int64_t d[3], uint64_t s[3]) {
+    int nl = t->rank - 1;
+    for (int j = 0; j < 3; ++j) {
+        int i = nl - 3 + j;
+        d[j] = i >= 0 ? t->shape[i] : 1;
+        s[j] = i >= 0 ? (uint64_t)t->stride[i] : 0;
+    }
+}
+
+static int64_t ceil_div(int64_t a, int64_t b) { return (a + b - 1) / b; }
+
+/* 1 if the leading dimensions of t step by one uniform row pitch (so row r starts at r * pitch). */
+static int rows_collapse(const ptxq_tensor *t) {
+    for (int i = 0; i + 2 < t->rank; ++i)
+        if (t->shape[i] > 1 && t->stride[i] != t->stride[i + 1] * t->shape[i + 1]) return 0;
+    return 1;
+}
+
+static size_t sf128_bytes(int64_t rows, int64_t nk) {
+    return (size_t)(ceil_div(rows, 128) * ceil_div(nk, 4) * 512);
+}
+
+static int plan_quant(const ptxq_quant_desc *d, const ptxq_tensor *x, const ptxq_tensor *q,
+                      const ptxq_tensor *s, quant_plan *p) {
+    memset(p, 0, sizeof *p);
+    if (!d) return ptxq_fail(PTXQ_ERR_INVALID_ARGUMENT, "quantize: desc is NULL");
+    int st;
+    if ((st = ptxq_check_tensor(x, "quantize: x", 1))) return st;
+    if ((st = ptxq_check_tensor(q, "quantize: q", 1))) return st;
+    if ((st = ptxq_check_tensor(s, "quantize: scale", 1))) return st;
+    const char *kmode = NULL;
+    ptxq_dtype sdt = PTXQ_F32;
+    if ((st = mode_info(d, &kmode, &sdt, &p->block))) return st;
+    const char *in = in_name(x->dtype), *out = out_name(q->dtype);
+    if (!in)
+        return ptxq_fail(PTXQ_ERR_DTYPE, "quantize: x is %s; BF16, F16 or F32 expected",
+                         ptxq_dtype_name(x->dtype));
+    if (!q_dtype_ok(d->mode, q->dtype) || d->out_dtype != q->dtype)
+        return ptxq_fail(PTXQ_ERR_DTYPE, "quantize: q is %s, desc.out_dtype %s: not a valid output "
+                         "of this mode", ptxq_dtype_name(q->dtype), ptxq_dtype_name(d->out_dtype));
+    if (d->flags & ~PTXQ_QUANT_STATIC_SCALE)
+        return ptxq_fail(PTXQ_ERR_INVALID_ARGUMENT, "quantize: unknown flags 0x%x", d->flags);
+    if ((d->flags & PTXQ_QUANT_STATIC_SCALE) && d->mode != PTXQ_QUANT_FP8_TENSOR &&
+        d->mode != PTXQ_QUANT_NVFP4)
+        return ptxq_fail(PTXQ_ERR_INVALID_ARGUMENT, "quantize: STATIC_SCALE is for FP8_TENSOR and "
+                         "NVFP4 only");
+    if (x->rank < 2)
+        return ptxq_fail(PTXQ_ERR_SHAPE, "quantize: x has rank %d; 2..4 expected", x->rank);
+    if (q->rank != x->rank)
+        return ptxq_fail(PTXQ_ERR_SHAPE, "quantize: q rank %d != x rank %d", q->rank, x->rank);
+    for (int i = 0; i < x->rank; ++i)
+        if (q->shape[i] != x->shape[i])
+            return ptxq_fail(PTXQ_ERR_SHAPE, "quantize: q.shape[%d] = %lld != x.shape[%d] = %lld",
+                             i, (long long)q->shape[i], i, (long long)x->shape[i]);
+    int r = x->rank;
+    if (x->stride[r - 1] != 1 || q->stride[r - 1] != 1)
+        return ptxq_fail(PTXQ_ERR_STRIDE, "quantize: the innermost dimension must be contiguous "
+                         "(x stride %lld, q stride %lld)", (long long)x->stride[r - 1],
+                         (long long)q->stride[r - 1]);
+    int esz = ptxq_dtype_bits(x->dtype) / 8;
+    p->vec = 16 / esz;
+    p->K = x->shape[r - 1];
+    p->rows = 1;
+    for (int i = 0; i < r - 1; ++i) p->rows *= x->shape[i];
+    if (p->K % p->vec)
+        return ptxq_fail(PTXQ_ERR_SHAPE, "quantize: K = %lld must be a multiple of %d for %s "
+                         "(16-byte vectors)", (long long)p->K, p->vec, in);
+    if (p->block > 0 && p->K % p->block)
+        return ptxq_fail(PTXQ_ERR_SHAPE, "quantize: K = %lld is not a multiple of the scale block %d",
+                         (long long)p->K, p->block);
+    if (p->rows * (p->K / p->vec) >= (int64_t)1 << 31)
+        return ptxq_fail(PTXQ_ERR_SHAPE, "quantize: %lld elements is more than one launch takes "
+                         "(2^31 vectors)", (long long)(p->rows * p->K));
+    /* alignment: 16-byte loads of x; q stores of (vec) bytes, or vec/2 for FP4 */
+    int qstore = q->dtype == PTXQ_E2M1 ? p->vec / 2 : p->vec;
+    if (x->data % 16)
+        return ptxq_fail(PTXQ_ERR_ALIGNMENT, "quantize: x data 0x%llx is not 16-byte aligned",
+                         (unsigned long long)x->data);
+    if (q->data % (uint64_t)qstore)
+        return ptxq_fail(PTXQ_ERR_ALIGNMENT, "quantize: q data 0x%llx is not %d-byte aligned",
+                         (unsigned long long)q->data, qstore);
+    for (int i = 0; i < r - 1; ++i) {
+        if ((x->stride[i] * esz) % 16)
+            return ptxq_fail(PTXQ_ERR_ALIGNMENT, "quantize: x.stride[%d] = %lld elements is not a "
+                             "multiple of 16 bytes", i, (long long)x->stride[i]);
+        int64_t qb = q->dtype == PTXQ_E2M1 ? q->stride[i] / 2 : q->stride[i];
+        if ((q->dtype == PTXQ_E2M1 && q->stride[i] % 2) || qb % qstore)
+            return ptxq_fail(PTXQ_ERR_ALIGNMENT, "quantize: q.stride[%d] = %lld elements is not a "
+                             "multiple of %d bytes", i, (long long)q->stride[i], qstore);
+    }
+    /* scales */
+    if (s->dtype != sdt)
+        return ptxq_fail(PTXQ_ERR_SCALE_SHAPE, "quantize: scale dtype %s; this mode writes %s",
+                         ptxq_dtype_name(s->dtype), ptxq_dtype_name(sdt));
+    p->nk = p->block > 0 ? p->K / p->block : 1;
+    int ssz = ptxq_dtype_bits(sdt) / 8;
+    if (s->data % (uint64_t)ssz)
+        return ptxq_fail(PTXQ_ERR_ALIGNMENT, "quantize: scale data is not %d-byte aligned", ssz);
+    int64_t sd[3];
+    uint64_t ss[3];
+    if (d->scale_layout == PTXQ_SCALE_128x4) {
+        if (d->mode != PTXQ_QUANT_MXFP8 && d->mode != PTXQ_QUANT_NVFP4)
+            return ptxq_fail(PTXQ_ERR_SCALE_SHAPE, "quantize: the 128x4 scale layout is for MXFP8 "
+                             "and NVFP4");
+        if (x->rank != 2)
+            return ptxq_fail(PTXQ_ERR_SCALE_SHAPE, "quantize: the 128x4 scale layout needs a rank-2 x");
+        p->sf_bytes = sf128_bytes(p->rows, p->nk);
+        if (s->rank != 1 || s->stride[0] != 1 || (size_t)s->shape[0] < p->sf_bytes)
+            return ptxq_fail(PTXQ_ERR_SCALE_SHAPE, "quantize: 128x4 scales need a contiguous rank-1 "
+                             "tensor of at least %zu bytes", p->sf_bytes);
+        ss[0] = ss[1] = ss[2] = 0;
+    } else if (d->scale_layout != PTXQ_SCALE_STRIDED) {
+        return ptxq_fail(PTXQ_ERR_SCALE_SHAPE, "quantize: unknown scale layout %d",
+                         (int)d->scale_layout);
+    } else if (p->block < 0) {
+        int64_t n = 1;
+        for (int i = 0; i < s->rank; ++i) n *= s->shape[i];
+        if (n != 1)
+            return ptxq_fail(PTXQ_ERR_SCALE_SHAPE, "quantize: a per-tensor scale has 1 element, "
+                             "not %lld", (long long)n);
+        ss[0] = ss[1] = ss[2] = 0;
+    } else {
+        if (s->rank != r)
+            return ptxq_fail(PTXQ_ERR_SCALE_SHAPE, "quantize: scale rank %d != x rank %d", s->rank, r);
+        for (int i = 0; i < r - 1; ++i)
+            if (s->shape[i] != x->shape[i])
+                return ptxq_fail(PTXQ_ERR_SCALE_SHAPE, "quantize: scale.shape[%d] = %lld != %lld",
+                                 i, (long long)s->shape[i], (long long)x->shape[i]);
+        if (s->shape[r - 1] != p->nk)
+            return ptxq_fail(PTXQ_ERR_SCALE_SHAPE, "quantize: scale.shape[%d] = %lld; K / %d = %lld "
+                             "expected", r - 1, (long long)s->shape[r - 1],
+                             p->block > 0 ? p->block : (int)p->K, (long long)p->nk);
+        lead3(s, sd, ss);
+    }
+    /* per-tensor words */
+    int is_static = (d->flags & PTXQ_QUANT_STATIC_SCALE) != 0;
+    int need_amax = (d->mode == PTXQ_QUANT_NVFP4 || d->mode == PTXQ_QUANT_FP8_TENSOR) && !is_static;
+    if (need_amax && !d->amax)
+        return ptxq_fail(PTXQ_ERR_INVALID_ARGUMENT, "quantize: this mode needs desc.amax (a device "
+                         "float the amax pass reduces into)");
+    if (d->amax % 4)
+        return ptxq_fail(PTXQ_ERR_ALIGNMENT, "quantize: desc.amax is not 4-byte aligned");
+    if (d->mode == PTXQ_QUANT_NVFP4 && (!d->global_scale || d->global_scale % 4))
+        return ptxq_fail(PTXQ_ERR_INVALID_ARGUMENT, "quantize: NVFP4 needs desc.global_scale, a "
+                         "4-byte aligned device float");
+
+    /* Row modes: a CTA keeps the row in registers (one read of x) when the row fits and is long
+     * enough to occupy the CTA; short or very long rows go to the warp-per-row kernel, which
+     * reads the row twice (the second read mostly from L2). */
+    if (p->block == 0) {
+        int64_t vpr = p->K / p->vec, cap = esz == 4 ? PTXQ_QUANT_ROW_CTA_VPR_4B : PTXQ_QUANT_ROW_CTA_VPR_2B;
+        p->row_cta = vpr >= 64 && vpr <= cap;
+        if (!p->row_cta) kmode = d->mode == PTXQ_QUANT_FP8_ROW ? "fp8rowl" : "i8rowl";
+    }
+    snprintf(p->kernel, sizeof p->kernel, "quant_%s_%s_%s", kmode, in, out);
+    if (need_amax) snprintf(p->amax_kernel, sizeof p->amax_kernel, "quant_amax_%s", in);
+    p->memset_amax = need_amax || (d->mode == PTXQ_QUANT_FP8_TENSOR && d->amax);
+    if (d->mode == PTXQ_QUANT_NVFP4 && is_static && d->amax)
+        return ptxq_fail(PTXQ_ERR_INVALID_ARGUMENT, "quantize: static NVFP4 takes no desc.amax");
+    p->row_mode = p->block == 0;
+
+    ptxq_quant_args *a = &p->args;
+    int64_t xd[3], qd[3];
+    uint64_t xs[3], qs[3];
+    lead3(x, xd, xs);
+    lead3(q, qd, qs);
+    a->x = x->data;
+    a->q = q->data;
+    a->s = s->data;
+    a->amax = d->amax;
+    a->gscale = d->global_scale;
+    a->xs0 = xs[0]; a->xs1 = xs[1]; a->xs2 = xs[2];
+    a->qs0 = qs[0]; a->qs1 = qs[1]; a->qs2 = qs[2];
+    a->ss0 = ss[0]; a->ss1 = ss[1]; a->ss2 = ss[2];
+    a->ssk = d->scale_layout == PTXQ_SCALE_STRIDED && p->block > 0 ? (uint64_t)s->stride[r - 1] : 0;
+    a->d1 = (uint32_t)xd[1];
+    a->d2 = (uint32_t)xd[2];
+    a->vpr = (uint32_t)(p->K / p->vec);
+    a->nrows = (uint32_t)p->rows;
+    a->total = (uint32_t)(p->rows * (p->K / p->vec));
+    a->kb4 = (uint32_t)ceil_div(p->nk, 4);
+    a->flags = 0;
+    if (d->flags & PTXQ_QUANT_STATIC_SCALE) {
+        a->flags |= PTXQ_QUANT_FLAG_STATIC;
+        if (d->amax) a->flags |= PTXQ_QUANT_FLAG_WRITE_AMAX;
+    }
+    if (d->scale_layout == PTXQ_SCALE_128x4) a->flags |= PTXQ_QUANT_FLAG_SF128x4;
+    if (rows_collapse(x) && rows_collapse(q) &&
+        (d->scale_layout != PTXQ_SCALE_STRIDED || p->block < 0 || rows_collapse(s)))
+        a->flags |= PTXQ_QUANT_FLAG_FLAT;
+    if (p->rows > 0xFFFFFFFFll || xd[1] > 0xFFFFFFFFll || xd[2] > 0xFFFFFFFFll)
+        return ptxq_fail(PTXQ_ERR_SHAPE, "quantize: a dimension exceeds 2^32");
+    return PTXQ_OK;
+}
+
+ptxq_status ptxq_quant_validate(const ptxq_quant_desc *d, const ptxq_tensor *x,
+                                const ptxq_tensor *q, const ptxq_tensor *s) {
+    quant_plan p;
+    int st = plan_quant(d, x, q, s, &p);
+    if (st) return (ptxq_status)st;
+    return (ptxq_status)ptxq_ok();
+}
+
+ptxq_status ptxq_quant_scale_shape(const ptxq_quant_desc *d, const ptxq_tensor *x,
+                                   ptxq_tensor *scale, size_t *bytes) {
+    if (!d || !scale) return ptxq_fail(PTXQ_ERR_INVALID_ARGUMENT, "quant_scale_shape: NULL argument");
+    int st = ptxq_check_tensor(x, "quant_scale_shape: x", 0);
+    if (st) return st;
+    const char *kmode = NULL;
+    ptxq_dtype sdt = PTXQ_F32;
+    int block = 0;
+    if ((st = mode_info(d, &kmode, &sdt, &block))) return st;
+    if (x->rank < 2) return ptxq_fail(PTXQ_ERR_SHAPE, "quant_scale_shape: x rank %d < 2", x->rank);
+    int64_t K = x->shape[x->rank - 1], rows = 1;
+    for (int i = 0; i < x->rank - 1; ++i) rows *= x->shape[i];
+    if (block > 0 && K % block)
+        return ptxq_fail(PTXQ_ERR_SHAPE, "quant_scale_shape: K = %lld not a multiple of %d",
+                         (long long)K, block);
+    int64_t shape[PTXQ_MAX_RANK];
+    int rank = x->rank;
+    if (d->scale_layout == PTXQ_SCALE_128x4) {
+        if (d->mode != PTXQ_QUANT_MXFP8 && d->mode != PTXQ_QUANT_NVFP4)
+            return ptxq_fail(PTXQ_ERR_SCALE_SHAPE, "the 128x4 scale layout is for MXFP8 and NVFP4");
+        rank = 1;
+        shape[0] = (int64_t)sf128_bytes(rows, K / block);
+    } else if (block < 0) {
+        rank = 1;
+        shape[0] = 1;
+    } else {
+        for (int i = 0; i < x->rank - 1; ++i) shape[i] = x->shape[i];
+        shape[x->rank - 1] = block > 0 ? K / block : 1;
+    }
+    *scale = ptxq_tensor_make(sdt, rank, shape, 0);
+    if (bytes) {
+        int64_t n = 1;
+        for (int i = 0; i < rank; ++i) n *= shape[i];
+        *bytes = (size_t)n * (size_t)(ptxq_dtype_bits(sdt) / 8);
+    }
+    return ptxq_ok();
+}
+
+ptxq_status ptxq_quantize(ptxq_context *ctx, const ptxq_quant_desc *d, const ptxq_tensor *x,
+                          const ptxq_tensor *q, const ptxq_tensor *s, void *stream) {
+    if (!ctx) return ptxq_fail(PTXQ_ERR_INVALID_ARGUMENT, "quantize: ctx is NULL");
+    quant_plan p;
+    int st = plan_quant(d, x, q, s, &p);
+    if (st) return st;
+    if (p.rows == 0 || p.K == 0) return ptxq_ok(); /* empty: nothing to enqueue */
+    const ptxq_loaded *kq = NULL, *ka = NULL;
+    if ((st = ptxq_get_kernel(ctx, p.kernel, &kq))) return st;
+    if (p.amax_kernel[0] && (st = ptxq_get_kernel(ctx, p.amax_kernel, &ka))) return st;
+
+    const ptxq_cudrv *drv = ctx->drv;
+    CUresult r = drv->cuCtxSetCurrent(ctx->cu);
+    if (r != CUDA_SUCCESS) return ptxq_cuda_fail(drv, r, "cuCtxSetCurrent");
+    unsigned sms = (unsigned)ctx->info.sm_count;
+    unsigned warps = PTXQ_QUANT_THREADS / 32;
+    uint64_t work = p.row_cta    ? (uint64_t)p.rows
+                    : p.row_mode ? (uint64_t)ceil_div(p.rows, warps)
+                                 : (uint64_t)ceil_div(p.args.total, (int64_t)warps * 32 * PTXQ_QUANT_UNROLL);
+    unsigned grid = (unsigned)(work < 8ull * sms ? work : 8ull * sms);
+    if (grid == 0) grid = 1;
+    void *params[] = {&p.args};
+    if (p.sf_bytes && (r = drv->cuMemsetD8Async(p.args.s, 0, p.sf_bytes, (CUstream)stream)))
+        return ptxq_cuda_fail(drv, r, "cuMemsetD8Async (scale padding)");
+    if (p.memset_amax && (r = drv->cuMemsetD32Async(p.args.amax, 0, 1, (CUstream)stream)))
+        return ptxq_cuda_fail(drv, r, "cuMemsetD32Async (amax)");
+    if (ka && (st = ptxq_launch(ctx, ka, grid, PTXQ_QUANT_THREADS, 0, stream, params))) return st;
+    if ((st = ptxq_launch(ctx, kq, grid, PTXQ_QUANT_THREADS, 0, stream, params))) return st;
+    return ptxq_ok();
+}

@@ -1,0 +1,56 @@
+/* tensor.c -- tensor descriptors: construction, size, the checks every family shares. */
+#include <string.h>
+
+#include "internal.h"
+
+ptxq_tensor ptxq_tensor_make(ptxq_dtype t, int rank, const int64_t *shape, uint64_t data) {
+    ptxq_tensor r;
+    memset(&r, 0, sizeof r);
+    r.dtype = t;
+    r.rank = rank;
+    r.data = data;
+    if (rank < 1 || rank > PTXQ_MAX_RANK || !shape) return r;
+    int64_t s = 1;
+    for (int i = rank - 1; i >= 0; --i) {
+        r.shape[i] = shape[i];
+        r.stride[i] = s;
+        s *= shape[i];
+    }
+    return r;
+}
+
+static int64_t numel(const ptxq_tensor *t) {
+    int64_t n = 1;
+    for (int i = 0; i < t->rank; ++i) n *= t->shape[i];
+    return n;
+}
+
+size_t ptxq_tensor_bytes(const ptxq_tensor *t) {
+    if (!t || t->rank < 1 || t->rank > PTXQ_MAX_RANK || ptxq_dtype_bits(t->dtype) == 0) return 0;
+    if (numel(t) == 0) return 0;
+    int64_t span = 1; /* elements from the first to one past the last */
+    for (int i = 0; i < t->rank; ++i) {
+        if (t->shape[i] < 0 || t->stride[i] < 0) return 0;
+        span += (t->shape[i] - 1) * t->stride[i];
+    }
+    return (size_t)((span * ptxq_dtype_bits(t->dtype) + 7) / 8);
+}
+
+int ptxq_check_tensor(const ptxq_tensor *t, const char *what, int need_data) {
+    if (!t) return ptxq_fail(PTXQ_ERR_INVALID_ARGUMENT, "%s: tensor is NULL", what);
+    if (ptxq_dtype_bits(t->dtype) == 0)
+        return ptxq_fail(PTXQ_ERR_DTYPE, "%s: unknown dtype %d", what, (int)t->dtype);
+    if (t->rank < 1 || t->rank > PTXQ_MAX_RANK)
+        return ptxq_fail(PTXQ_ERR_SHAPE, "%s: rank %d not in 1..%d", what, t->rank, PTXQ_MAX_RANK);
+    for (int i = 0; i < t->rank; ++i) {
+        if (t->shape[i] < 0)
+            return ptxq_fail(PTXQ_ERR_SHAPE, "%s: shape[%d] = %lld is negative", what, i,
+                             (long long)t->shape[i]);
+        if (t->stride[i] < 0)
+            return ptxq_fail(PTXQ_ERR_STRIDE, "%s: stride[%d] = %lld is negative", what, i,
+                             (long long)t->stride[i]);
+    }
+    if (need_data && !t->data && numel(t) > 0)
+        return ptxq_fail(PTXQ_ERR_INVALID_ARGUMENT, "%s: data pointer is NULL", what);
+    return PTXQ_OK;
+}

@@ -1,0 +1,41 @@
+/* devbuf.h -- device plumbing for the CLI, the benches and the tests (not part of libptxq):
+ * open a context or learn why there is none, allocate, copy, poison, time. */
+#ifndef PTXQ_DEVBUF_H
+#define PTXQ_DEVBUF_H
+
+#include <stddef.h>
+#include <stdint.h>
+
+#include "cudrv.h"
+#include "ptxq.h"
+
+typedef struct ptxq_dev {
+    ptxq_context *ctx;
+    const ptxq_cudrv *drv;
+    ptxq_device_info info;
+    CUstream stream;
+} ptxq_dev;
+
+/* 0: opened; 1: no driver / no device (callers skip, visibly); -1: any other failure.
+ * why receives the reason in both non-zero cases. */
+int dev_open(ptxq_dev *d, char *why, size_t whyn);
+void dev_close(ptxq_dev *d);
+/* Each aborts the process with a message on a driver error: tools and tests only. */
+uint64_t dev_alloc(ptxq_dev *d, size_t bytes);
+void dev_free(ptxq_dev *d, uint64_t p);
+void dev_upload(ptxq_dev *d, uint64_t dst, const void *src, size_t bytes);
+void dev_download(ptxq_dev *d, void *dst, uint64_t src, size_t bytes);
+void dev_fill(ptxq_dev *d, uint64_t dst, unsigned char byte, size_t bytes);
+void dev_sync(ptxq_dev *d);
+
+/* Times fn(arg) on d->stream: warmup calls, then reps timed one by one with events; returns the
+ * median in milliseconds. fn returns nonzero to abort (reported, returns -1). */
+double dev_time_ms(ptxq_dev *d, int (*fn)(void *), void *arg, int warmup, int reps);
+
+/* xorshift64* generator: reproducible data for a seed. */
+typedef struct rng64 { uint64_t s; } rng64;
+uint64_t rng_next(rng64 *r);
+double rng_uniform(rng64 *r); /* [0, 1) */
+double rng_normal(rng64 *r);
+
+#endif

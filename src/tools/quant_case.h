@@ -1,0 +1,40 @@
+/* quant_case.h -- one quantization checked end to end on the device against quant_ref:
+ * fresh random data, poisoned outputs (two runs, two poisons, so an unwritten element cannot
+ * pass), padded strides whose padding must stay untouched, every element and scale compared.
+ * Shared by tests/test_quant.c, `ptxq check quant` and the bench's validation step. */
+#ifndef PTXQ_QUANT_CASE_H
+#define PTXQ_QUANT_CASE_H
+
+#include "devbuf.h"
+#include "quant_ref.h"
+
+typedef struct quant_case {
+    ptxq_quant_mode mode;
+    ptxq_dtype in, out;
+    int block;                  /* INT8_BLOCK only */
+    int rank;                   /* 2..4 */
+    int64_t shape[4];
+    int64_t x_pad, q_pad;       /* extra elements per row in x / q (keep alignment: 8 / 16) */
+    int scale_mmajor;           /* strided scales stored with the rows dimension innermost */
+    ptxq_scale_layout layout;
+    int static_scale;           /* FP8_TENSOR: PTXQ_QUANT_STATIC_SCALE with a given scale */
+    int write_amax;             /* with static_scale: also ask for amax */
+    uint64_t seed;
+} quant_case;
+
+typedef struct quant_result {
+    int64_t elements;
+    int64_t code_mismatch;      /* codes that differ from the exact reference */
+    int64_t scale_mismatch;     /* scales that differ (bitwise) */
+    int64_t pad_touched;        /* bytes outside the tensor that changed */
+    int amax_ok, gscale_ok;     /* per-tensor words match (1) or not checked (-1) */
+    quant_err err;              /* dequantized vs float64 input */
+    ptxq_status status;
+    char msg[300];
+} quant_result;
+
+/* 0 if the kernel's output matched everywhere, 1 if not (details in r), -1 if the call failed. */
+int quant_case_run(ptxq_dev *d, const quant_case *c, quant_result *r);
+void quant_case_describe(const quant_case *c, char *buf, size_t n);
+
+#endif

@@ -1,0 +1,98 @@
+/* sass.h -- SASS of the embedded cubins, through nvdisasm: find the tool, disassemble a cubin,
+ * count instruction classes (tools and tests only; not part of libptxq).
+ *
+ * The histogram reads the text `nvdisasm -c` prints, where every instruction is one line:
+ * an address comment (slash-star, hex digits, star-slash: "0320" between them), an optional
+ * predicate (@P0, @!UP1), the opcode with its dot-separated modifiers, operands, ';':
+ *     <addr>   @!P0 UTMALDG.2D [UR4], [UR12] ;
+ * Everything else (directives, labels, section headers, encodings) is ignored. Opcodes are
+ * classified by their base name, the part before the first '.', so HFMA2.MMA is an HFMA2 and not
+ * a tensor-core MMA. Targets: sm_90a (wgmma: QGMMA/HGMMA/IGMMA/BGMMA), sm_100a (tcgen05.mma:
+ * UTCQMMA/UTCHMMA/UTCIMMA/UTCOMMA/...), sm_120a (mma.sync forms: HMMA/IMMA/QMMA/OMMA). */
+#ifndef PTXQ_SASS_H
+#define PTXQ_SASS_H
+
+#include <stddef.h>
+#include <stdio.h>
+
+/* Index of a global access width in sass_hist.ldg / .stg. */
+enum {
+    SASS_W8 = 0,   /* .U8 / .S8 */
+    SASS_W16 = 1,  /* .U16 / .S16 */
+    SASS_W32 = 2,  /* no width modifier */
+    SASS_W64 = 3,  /* .64 */
+    SASS_W128 = 4, /* .128 */
+    SASS_W256 = 5, /* .256 (sm_100 and later) */
+    SASS_NWIDTH = 6
+};
+
+typedef struct sass_hist {
+    int total; /* instruction lines */
+
+    /* tensor-core MMAs: mma is the sum of the families below */
+    int mma;
+    int qgmma, hgmma, igmma, bgmma; /* sm_90 warpgroup MMA (wgmma.mma_async) */
+    int hmma, imma, dmma, bmma;     /* warp-level mma.sync */
+    int qmma, omma;                 /* sm_120 FP8/FP6/FP4 (incl. block-scaled) mma.sync */
+    int utcmma;                     /* sm_100 tcgen05.mma: UTC*MMA (UTCQMMA, UTCHMMA, ...) */
+    int mma_other;                  /* any other opcode whose base name ends in "MMA" */
+
+    /* bulk copies */
+    int tma_ld;    /* UTMALDG */
+    int tma_st;    /* UTMASTG, UTMAREDG */
+    int tma_other; /* UTMAPF, UTMACCTL, UTMACMDFLUSH, ... */
+    int blkcp;     /* UBLKCP, UBLKRED, UBLKPF (non-tensor bulk copies) */
+
+    /* memory */
+    int ldsm, stsm;
+    int ldg[SASS_NWIDTH], stg[SASS_NWIDTH]; /* global loads / stores by width */
+    int ldgsts;                             /* cp.async */
+    int lds, sts;
+    int ldl, stl;  /* local memory: spills and stack arrays */
+    int ldtm, sttm; /* tcgen05.ld / tcgen05.st (tensor memory, sm_100) */
+
+    /* the rest */
+    int shfl;
+    int mufu;
+    int bar;   /* BAR */
+    int syncs; /* SYNCS.* (mbarrier) */
+    int cvt;   /* F2F, F2FP, I2F, I2FP, F2I, F2IP, I2I, I2IP */
+    int f2fp;  /* of which F2FP (packed conversions, e.g. to FP8/FP4) */
+} sass_hist;
+
+/* Finds nvdisasm, in this order: $PTXQ_NVDISASM (if set and non-empty it is the only candidate, so
+ * PTXQ_NVDISASM=none hides the tool); `nvdisasm` on $PATH; $CUDA_ROOT/bin/nvdisasm;
+ * /usr/local/cuda/bin/nvdisasm; the pip wheel nvidia-cuda-nvdisasm (<site-packages>/nvidia/cu13/bin,
+ * also cu12/ and cuda_nvdisasm/ layouts), located by asking python3. Writes the path into
+ * path[0..n) and returns 0, or returns -1. */
+int sass_find_nvdisasm(char *path, size_t n);
+
+/* The message to show where nvdisasm is absent (how to install it). */
+const char *sass_nvdisasm_hint(void);
+
+/* Disassembles a cubin with `nvdisasm -c` (the tool is looked up once per process). Returns the
+ * text (malloc'd, the caller frees it), or NULL with a message in err[0..errn). */
+char *sass_disassemble(const unsigned char *cubin, size_t size, char *err, size_t errn);
+
+/* Histograms of n cubins, with up to jobs nvdisasm processes at once (jobs <= 0: one per online
+ * CPU, at most 32): nvdisasm takes about half a second per cubin, mostly start-up. out[i] is
+ * zeroed where cubin i failed; st (may be NULL) gets 0 or -1 per cubin; err the first failure.
+ * Returns the number of failures (n if nvdisasm is absent). */
+int sass_hist_many(int n, const unsigned char *const *cubins, const size_t *sizes, sass_hist *out,
+                   int *st, int jobs, char *err, size_t errn);
+
+/* Counts the instruction classes of the text (h is zeroed first). */
+void sass_histogram(const char *text, sass_hist *h);
+
+/* sass_disassemble + sass_histogram. 0 on success, -1 with err set. */
+int sass_hist_cubin(const unsigned char *cubin, size_t size, sass_hist *h, char *err, size_t errn);
+
+/* Sums of ldg[] / stg[]. */
+int sass_ldg_total(const sass_hist *h);
+int sass_stg_total(const sass_hist *h);
+
+/* One compact line, newline-terminated; access widths and MMA families only where nonzero:
+ * "insn 384 | mma 0 | tma ld/st 0/0 | ldsm/stsm 0/0 | ldg 128:2 | stg 8:2 64:2 | ... | cvt 20 (f2fp 8)". */
+void sass_hist_print(const sass_hist *h, FILE *f);
+
+#endif

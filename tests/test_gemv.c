@@ -1,0 +1,455 @@
+/* test_gemv.c -- block-scaled GEMV.
+ *
+ * Everywhere (no GPU needed): ptxq_gemv_validate on good and bad arguments (status and message),
+ * every gemv cubin's ptxas report (no spill, no stack frame), and with nvdisasm the SASS of every
+ * gemv cubin: 128-bit global loads for A and x, no local memory, no tensor-core MMA.
+ * On a GPU: every format x x dtype x y dtype against the float64 CPU reference (gemv_ref.c) on
+ * ragged M, K with a half chunk (NVFP4, K % 32 == 16), batches, padded rows, M-major and 128x4
+ * A scales, shared x, per-tensor scales, every plan (rows per thread x warps along K), and bad
+ * calls leaving a poisoned y untouched. Without a GPU those tests are skipped, visibly. Data is
+ * fresh each run (seed printed; PTXQ_TEST_SEED repeats one). */
+#include <setjmp.h>
+#include <stdarg.h>
+#include <stddef.h>
+#include <stdint.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <time.h>
+#include <unistd.h>
+#include <cmocka.h>
+
+#include "gemv_ref.h"
+#include "sass.h"
+
+static ptxq_dev g_dev;
+static int g_have_gpu;
+static char g_why[512];
+static uint64_t g_seed;
+
+static int setup(void **state) {
+    (void)state;
+    int rc = dev_open(&g_dev, g_why, sizeof g_why);
+    g_have_gpu = rc == 0;
+    if (rc < 0) {
+        fprintf(stderr, "device open failed: %s\n", g_why);
+        return -1;
+    }
+    g_seed = (uint64_t)time(NULL) ^ ((uint64_t)getpid() << 16);
+    if (getenv("PTXQ_TEST_SEED")) g_seed = strtoull(getenv("PTXQ_TEST_SEED"), NULL, 0);
+    if (g_have_gpu)
+        printf("[ INFO     ] %s sm_%d%d (%s), %d SMs, seed %llu\n", g_dev.info.name,
+               g_dev.info.cc_major, g_dev.info.cc_minor, g_dev.info.target, g_dev.info.sm_count,
+               (unsigned long long)g_seed);
+    return 0;
+}
+
+static int teardown(void **state) {
+    (void)state;
+    if (g_have_gpu) dev_close(&g_dev);
+    return 0;
+}
+
+static int no_gpu(void) {
+    if (!g_have_gpu) printf("[ SKIP     ] no GPU: %s\n", g_why);
+    return !g_have_gpu;
+}
+
+/* ---- validation without a device ---------------------------------------------------------- */
+
+/* A good NVFP4 call on fake (aligned) addresses: A [3, 100, 1024], scales row-major, x [3, 1024]
+ * NVFP4 with scales, y [3, 100] F16. */
+typedef struct vcall {
+    ptxq_gemv_desc d;
+    ptxq_tensor a, as, x, xs, y;
+    int no_xs;
+} vcall;
+
+static vcall good_call(void) {
+    vcall v;
+    memset(&v, 0, sizeof v);
+    v.d.format = PTXQ_GEMV_NVFP4;
+    int64_t ash[3] = {3, 100, 1024}, ssh[3] = {3, 100, 64}, xsh[2] = {3, 1024}, xssh[2] = {3, 64};
+    int64_t ysh[2] = {3, 100};
+    v.a = ptxq_tensor_make(PTXQ_E2M1, 3, ash, 0x100000);
+    v.as = ptxq_tensor_make(PTXQ_UE4M3, 3, ssh, 0x200001);
+    v.x = ptxq_tensor_make(PTXQ_E2M1, 2, xsh, 0x300000);
+    v.xs = ptxq_tensor_make(PTXQ_UE4M3, 2, xssh, 0x400003);
+    v.y = ptxq_tensor_make(PTXQ_F16, 2, ysh, 0x500002);
+    v.d.a_global = 0x600000;
+    return v;
+}
+
+static ptxq_status validate(const vcall *v) {
+    return ptxq_gemv_validate(&v->d, &v->a, &v->as, &v->x, v->no_xs ? NULL : &v->xs, &v->y);
+}
+
+#define expect_ok(v)                                                                             \
+    do {                                                                                         \
+        ptxq_status st_ = validate(&(v));                                                        \
+        if (st_ != PTXQ_OK) fail_msg("%s: %s", ptxq_status_name(st_), ptxq_last_error());        \
+    } while (0)
+
+static void test_validate_good(void **state) {
+    (void)state;
+    vcall v = good_call();
+    expect_ok(v);
+    /* BF16 x, no x scales, y F32 rank 2 with a padded pitch */
+    v.x.dtype = PTXQ_BF16;
+    v.no_xs = 1;
+    v.y.dtype = PTXQ_F32;
+    v.y.data = 0x500000;
+    v.y.stride[0] = 128;
+    expect_ok(v);
+    /* x shared by the batches: [K], or [1, K] */
+    v = good_call();
+    int64_t k = 1024, nk = 64;
+    v.x = ptxq_tensor_make(PTXQ_E2M1, 1, &k, 0x300000);
+    v.xs = ptxq_tensor_make(PTXQ_UE4M3, 1, &nk, 0x400000);
+    expect_ok(v);
+    /* M-major scales, 128x4 scales */
+    v = good_call();
+    v.as.stride[2] = 100;
+    v.as.stride[1] = 1;
+    v.as.stride[0] = 6400;
+    expect_ok(v);
+    v = good_call();
+    v.d.a_scale_layout = PTXQ_SCALE_128x4;
+    int64_t sf = 3 * 512 * 16; /* ceil(100/128) * ceil(64/4) * 512 per batch */
+    v.as = ptxq_tensor_make(PTXQ_UE4M3, 1, &sf, 0x200000);
+    expect_ok(v);
+    /* NVFP4 with K % 32 == 16 and L = 1 (rank 2, y rank 1); a padded row pitch */
+    v = good_call();
+    int64_t a2[2] = {7, 48}, s2[2] = {7, 3}, x1 = 48, xs1 = 3, y1 = 7;
+    v.a = ptxq_tensor_make(PTXQ_E2M1, 2, a2, 0x100000);
+    v.a.stride[0] = 64;
+    v.as = ptxq_tensor_make(PTXQ_UE4M3, 2, s2, 0x200000);
+    v.x = ptxq_tensor_make(PTXQ_E2M1, 1, &x1, 0x300000);
+    v.xs = ptxq_tensor_make(PTXQ_UE4M3, 1, &xs1, 0x400000);
+    v.y = ptxq_tensor_make(PTXQ_BF16, 1, &y1, 0x500000);
+    expect_ok(v);
+    /* MXFP8 with F16 x and plan overrides; K = 0 */
+    v = good_call();
+    v.d.format = PTXQ_GEMV_MXFP8;
+    v.d.a_global = 0;
+    v.d.rows_per_thread = 2;
+    v.d.k_warps = 8;
+    v.a.dtype = PTXQ_E4M3;
+    v.a.stride[1] = 1024;
+    v.a.stride[0] = 102400;
+    v.as.dtype = PTXQ_UE8M0;
+    v.as.shape[2] = 32;
+    v.as.stride[1] = 32;
+    v.as.stride[0] = 3200;
+    v.x.dtype = PTXQ_F16;
+    v.no_xs = 1;
+    expect_ok(v);
+    int64_t a0[2] = {5, 0}, s0[2] = {5, 0}, x0 = 0, y0 = 5;
+    vcall z = good_call();
+    z.a = ptxq_tensor_make(PTXQ_E2M1, 2, a0, 0);
+    z.as = ptxq_tensor_make(PTXQ_UE4M3, 2, s0, 0);
+    z.x = ptxq_tensor_make(PTXQ_E2M1, 1, &x0, 0);
+    z.xs = ptxq_tensor_make(PTXQ_UE4M3, 1, &x0, 0);
+    z.y = ptxq_tensor_make(PTXQ_F32, 1, &y0, 0x500000);
+    expect_ok(z);
+}
+
+static void test_validate_bad(void **state) {
+    (void)state;
+    for (int c = 0; c < 26; ++c) {
+        vcall v = good_call();
+        ptxq_status want;
+        switch (c) {
+        case 0: v.d.format = (ptxq_gemv_format)9; want = PTXQ_ERR_INVALID_ARGUMENT; break;
+        case 1: v.a.dtype = PTXQ_E4M3; want = PTXQ_ERR_DTYPE; break;
+        case 2: v.a.shape[2] = v.x.shape[1] = 1000; v.as.shape[2] = 62; want = PTXQ_ERR_SHAPE;
+                break; /* K not a multiple of 16 */
+        case 3: v.a.stride[2] = 2; want = PTXQ_ERR_STRIDE; break;
+        case 4: v.a.data += 8; want = PTXQ_ERR_ALIGNMENT; break;
+        case 5: v.a.stride[1] = 1040; want = PTXQ_ERR_ALIGNMENT; break; /* 520-byte rows */
+        case 6: v.x.dtype = PTXQ_F32; want = PTXQ_ERR_DTYPE; break;
+        case 7: v.x.shape[1] = 512; want = PTXQ_ERR_SHAPE; break;
+        case 8: v.no_xs = 1; want = PTXQ_ERR_INVALID_ARGUMENT; break;
+        case 9: v.x.dtype = PTXQ_BF16; want = PTXQ_ERR_INVALID_ARGUMENT; break; /* stray x_scale */
+        case 10: v.xs.dtype = PTXQ_UE8M0; want = PTXQ_ERR_SCALE_SHAPE; break;
+        case 11: v.as.shape[2] = 32; want = PTXQ_ERR_SCALE_SHAPE; break;
+        case 12: v.as.shape[1] = 99; want = PTXQ_ERR_SCALE_SHAPE; break;
+        case 13: v.d.a_scale_layout = PTXQ_SCALE_128x4; want = PTXQ_ERR_SCALE_SHAPE; break;
+        case 14: v.y.dtype = PTXQ_E4M3; want = PTXQ_ERR_DTYPE; break;
+        case 15: v.y.shape[1] = 101; want = PTXQ_ERR_SHAPE; break;
+        case 16: v.y.data += 1; want = PTXQ_ERR_ALIGNMENT; break;
+        case 17: v.d.rows_per_thread = 3; want = PTXQ_ERR_INVALID_ARGUMENT; break;
+        case 18: v.d.k_warps = 16; want = PTXQ_ERR_INVALID_ARGUMENT; break;
+        case 19: v.d.a_global += 2; want = PTXQ_ERR_ALIGNMENT; break;
+        case 20: v.x.data = 0; want = PTXQ_ERR_INVALID_ARGUMENT; break;
+        case 21: v.x.shape[0] = 2; want = PTXQ_ERR_SHAPE; break; /* neither 1 nor L */
+        case 22: v.x.data += 4; want = PTXQ_ERR_ALIGNMENT; break;
+        case 23: v.a.rank = 4; want = PTXQ_ERR_SHAPE; break;
+        case 24: v.x.dtype = PTXQ_F16; v.no_xs = 1; v.d.x_global = 0x700000;
+                 want = PTXQ_ERR_INVALID_ARGUMENT; break;
+        default: v.d.format = PTXQ_GEMV_MXFP4; want = PTXQ_ERR_SCALE_SHAPE; break; /* UE4M3 */
+        }
+        ptxq_status st = validate(&v);
+        if (st != want)
+            fail_msg("case %d: %s (%s), want %s", c, ptxq_status_name(st), ptxq_last_error(),
+                     ptxq_status_name(want));
+        if (strlen(ptxq_last_error()) < 12) fail_msg("case %d: message too short", c);
+        if (!strstr(ptxq_last_error(), "gemv")) fail_msg("case %d: '%s'", c, ptxq_last_error());
+    }
+    assert_int_equal(ptxq_gemv_validate(NULL, NULL, NULL, NULL, NULL, NULL), PTXQ_ERR_INVALID_ARGUMENT);
+}
+
+/* ---- the cubins ---------------------------------------------------------------------------- */
+
+/* The registry's gemv entries (every target); the caller frees *out. */
+static int gemv_kernels(ptxq_kernel_info **out) {
+    int count = ptxq_kernel_count(), n = 0;
+    ptxq_kernel_info *v = calloc((size_t)count + 1, sizeof *v);
+    assert_non_null(v);
+    for (int i = 0; i < count; ++i)
+        if (ptxq_kernel_get(i, &v[n]) == PTXQ_OK && !strcmp(v[n].family, "gemv")) ++n;
+    *out = v;
+    return n;
+}
+
+/* 3 formats x 3 x dtypes x 3 rows-per-thread, each for sm_90a, sm_100a, sm_120a. */
+static void test_registry(void **state) {
+    (void)state;
+    ptxq_kernel_info *ks;
+    int n = gemv_kernels(&ks), bad = 0;
+    for (int i = 0; i < n; ++i) {
+        const ptxq_kernel_info *k = &ks[i];
+        if (k->spill_stores || k->spill_loads || k->stack_frame || k->threads != 256) {
+            print_error("%s %s: spills %d/%d, stack %d, threads %d\n", k->name, k->target,
+                        k->spill_stores, k->spill_loads, k->stack_frame, k->threads);
+            ++bad;
+        }
+    }
+    printf("[ INFO     ] %d gemv cubins in the registry\n", n);
+    free(ks);
+    assert_int_equal(n, 81);
+    assert_int_equal(bad, 0);
+}
+
+/* Rows per thread, from the name's "_r<R>" suffix. */
+static int kernel_rows(const char *name) {
+    const char *r = strrchr(name, 'r');
+    return r ? atoi(r + 1) : 0;
+}
+
+static void test_sass(void **state) {
+    (void)state;
+    char path[4096];
+    if (sass_find_nvdisasm(path, sizeof path) != 0) {
+        printf("[ SKIP     ] %s\n", sass_nvdisasm_hint());
+        skip();
+    }
+    ptxq_kernel_info *ks;
+    int n = gemv_kernels(&ks);
+    const unsigned char **cubins = calloc((size_t)n + 1, sizeof *cubins);
+    size_t *sizes = calloc((size_t)n + 1, sizeof *sizes);
+    sass_hist *h = calloc((size_t)n + 1, sizeof *h);
+    int *st = calloc((size_t)n + 1, sizeof *st);
+    for (int i = 0; i < n; ++i) {
+        cubins[i] = ks[i].cubin;
+        sizes[i] = ks[i].cubin_size;
+    }
+    char err[512] = "";
+    int failed = sass_hist_many(n, cubins, sizes, h, st, 0, err, sizeof err);
+    int bad = 0;
+    for (int i = 0; i < n; ++i) {
+        const ptxq_kernel_info *k = &ks[i];
+        if (st[i]) continue;
+        /* A: one 16-byte load per row in the one-chunk loop and in the tail (more in the main
+         * loop); x: at least one more of each. Other loads: scale bytes, the 8-byte half chunk of
+         * an NVFP4 row, the two per-tensor scale words. */
+        int want128 = 2 * (kernel_rows(k->name) + 1);
+        int other = sass_ldg_total(&h[i]) - h[i].ldg[SASS_W128] - h[i].ldg[SASS_W8] -
+                    h[i].ldg[SASS_W64];
+        if (h[i].ldg[SASS_W128] < want128 || other > 2 || h[i].ldl || h[i].stl ||
+            (!strcmp(k->target, "sm_90a") && h[i].mma)) {
+            print_error("%s %s: LDG.128 %d (want >= %d), other LDG %d, LDL/STL %d/%d, MMA %d\n",
+                        k->name, k->target, h[i].ldg[SASS_W128], want128, other, h[i].ldl,
+                        h[i].stl, h[i].mma);
+            ++bad;
+        }
+    }
+    printf("[ INFO     ] %d gemv cubins disassembled, %d failed, %d violations\n", n, failed, bad);
+    free(h);
+    free(st);
+    free(cubins);
+    free(sizes);
+    free(ks);
+    if (failed) fail_msg("nvdisasm failed on %d cubins: %s", failed, err);
+    assert_int_equal(bad, 0);
+}
+
+/* ---- on the GPU ---------------------------------------------------------------------------- */
+
+static int run_one(gemv_case c, int verbose) {
+    gemv_result r;
+    char desc[256];
+    c.seed = g_seed++;
+    gemv_case_describe(&c, desc, sizeof desc);
+    int rc = gemv_case_run(&g_dev, &c, &r);
+    if (rc || verbose)
+        printf("[ %s ] %s: %s r%d k%d grid %u | wrong %lld/%lld, pad %lld, worst %.3f of bound "
+               "(dev %.8g ref %.8g) %s%s\n",
+               rc ? "FAIL    " : "CASE    ", desc, r.plan.kernel, r.plan.rows_per_thread,
+               r.plan.k_warps, r.plan.grid, (long long)r.wrong, (long long)r.outputs,
+               (long long)r.pad_touched, r.worst, r.worst_dev, r.worst_ref,
+               rc < 0 ? ptxq_status_name(r.status) : "", rc < 0 ? r.msg : "");
+    return rc;
+}
+
+static const ptxq_gemv_format k_formats[3] = {PTXQ_GEMV_NVFP4, PTXQ_GEMV_MXFP4, PTXQ_GEMV_MXFP8};
+static const ptxq_dtype k_x[3] = {(ptxq_dtype)0, PTXQ_BF16, PTXQ_F16};
+static const ptxq_dtype k_y[3] = {PTXQ_F16, PTXQ_BF16, PTXQ_F32};
+
+/* Every format x x x y on ragged shapes, single and batched. */
+static void test_all_combinations(void **state) {
+    (void)state;
+    if (no_gpu()) skip();
+    int fails = 0, n = 0;
+    for (int f = 0; f < 3; ++f)
+        for (int xi = 0; xi < 3; ++xi)
+            for (int yi = 0; yi < 3; ++yi) {
+                gemv_case c;
+                memset(&c, 0, sizeof c);
+                c.format = k_formats[f];
+                c.x = k_x[xi];
+                c.y = k_y[yi];
+                c.M = 1 + 37 * (3 * xi + yi) + f; /* 1 .. 300, ragged */
+                c.K = f == 0 ? 16 * (17 + 8 * yi) : 32 * (9 + 4 * yi); /* NVFP4: K % 32 == 16 */
+                c.L = 1 + (xi + yi) % 3;
+                fails += run_one(c, 0) != 0;
+                c.M = 333;
+                c.K = 4096 + (f == 0 ? 16 : 32);
+                c.L = 1;
+                fails += run_one(c, 0) != 0;
+                n += 2;
+            }
+    printf("[ INFO     ] %d cases, %d failed\n", n, fails);
+    assert_int_equal(fails, 0);
+}
+
+/* Padded A rows, M-major and 128x4 scales, shared x, per-tensor scales. */
+static void test_layouts(void **state) {
+    (void)state;
+    if (no_gpu()) skip();
+    int fails = 0;
+    for (int f = 0; f < 3; ++f)
+        for (int v = 0; v < 4; ++v) {
+            gemv_case c;
+            memset(&c, 0, sizeof c);
+            c.format = k_formats[f];
+            c.x = v == 3 ? PTXQ_BF16 : (ptxq_dtype)0;
+            c.y = k_y[v % 3];
+            c.M = 200 + 9 * v;
+            c.K = 1024 + 96 * v;
+            c.L = v == 1 ? 1 : 3;
+            c.a_pad = f == 2 ? 16 * v : 32 * v;
+            c.scales = v % 3;
+            c.x_shared = v >= 2;
+            c.globals = v != 1;
+            fails += run_one(c, 1) != 0;
+        }
+    assert_int_equal(fails, 0);
+}
+
+/* Every plan on a shape that leaves ragged row tiles and ragged trips along K. */
+static void test_every_plan(void **state) {
+    (void)state;
+    if (no_gpu()) skip();
+    static const int rs[3] = {1, 2, 4}, ks[4] = {1, 2, 4, 8};
+    int fails = 0;
+    for (int f = 0; f < 3; ++f)
+        for (int xi = 0; xi < 2; ++xi)
+            for (int i = 0; i < 12; ++i) {
+                gemv_case c;
+                memset(&c, 0, sizeof c);
+                c.format = k_formats[f];
+                c.x = k_x[xi];
+                c.y = PTXQ_F32;
+                c.M = 77;
+                c.K = f == 0 ? 3 * 1024 + 16 : 3 * 1024 + 32;
+                c.L = 2;
+                c.rows_per_thread = rs[i / 4];
+                c.k_warps = ks[i % 4];
+                c.globals = 1;
+                fails += run_one(c, 0) != 0;
+            }
+    assert_int_equal(fails, 0);
+}
+
+/* Bad calls on a GPU: status, message, and y (poisoned) untouched. */
+static void test_bad_inputs_untouched(void **state) {
+    (void)state;
+    if (no_gpu()) skip();
+    int64_t M = 64, K = 512;
+    size_t ybytes = (size_t)M * 2 + 64;
+    uint64_t da = dev_alloc(&g_dev, (size_t)(M * K)), ds = dev_alloc(&g_dev, (size_t)(M * K / 16));
+    uint64_t dx = dev_alloc(&g_dev, (size_t)K), dxs = dev_alloc(&g_dev, (size_t)K / 16);
+    uint64_t dy = dev_alloc(&g_dev, ybytes);
+    dev_fill(&g_dev, da, 0x22, (size_t)(M * K));
+    dev_fill(&g_dev, ds, 0x38, (size_t)(M * K / 16));
+    dev_fill(&g_dev, dx, 0x22, (size_t)K);
+    dev_fill(&g_dev, dxs, 0x38, (size_t)K / 16);
+    int64_t ash[2] = {M, K}, ssh[2] = {M, K / 16}, nk = K / 16;
+    ptxq_gemv_desc good;
+    memset(&good, 0, sizeof good);
+    good.format = PTXQ_GEMV_NVFP4;
+    ptxq_tensor a = ptxq_tensor_make(PTXQ_E2M1, 2, ash, da), as = ptxq_tensor_make(PTXQ_UE4M3, 2, ssh, ds);
+    ptxq_tensor x = ptxq_tensor_make(PTXQ_E2M1, 1, &K, dx), xs = ptxq_tensor_make(PTXQ_UE4M3, 1, &nk, dxs);
+    ptxq_tensor y = ptxq_tensor_make(PTXQ_F16, 1, &M, dy);
+    unsigned char *h = malloc(ybytes);
+    for (int c = 0; c < 6; ++c) {
+        ptxq_gemv_desc d = good;
+        ptxq_tensor ba = a, bas = as, bx = x, by = y;
+        ptxq_status want;
+        switch (c) {
+        case 0: ba.shape[1] = bx.shape[0] = 520; want = PTXQ_ERR_SHAPE; break;
+        case 1: bas.shape[1] = 16; want = PTXQ_ERR_SCALE_SHAPE; break;
+        case 2: bx.data += 8; want = PTXQ_ERR_ALIGNMENT; break;
+        case 3: d.format = PTXQ_GEMV_MXFP8; want = PTXQ_ERR_DTYPE; break;
+        case 4: by.dtype = PTXQ_I32; want = PTXQ_ERR_DTYPE; break;
+        default: d.k_warps = 3; want = PTXQ_ERR_INVALID_ARGUMENT; break;
+        }
+        dev_fill(&g_dev, dy, 0x77, ybytes);
+        ptxq_status st = ptxq_gemv(g_dev.ctx, &d, &ba, &bas, &bx, &xs, &by, g_dev.stream);
+        if (st != want)
+            fail_msg("case %d: %s (%s), want %s", c, ptxq_status_name(st), ptxq_last_error(),
+                     ptxq_status_name(want));
+        assert_true(strlen(ptxq_last_error()) > 10);
+        dev_sync(&g_dev);
+        dev_download(&g_dev, h, dy, ybytes);
+        for (size_t i = 0; i < ybytes; ++i) assert_int_equal(h[i], 0x77);
+    }
+    /* and the good call writes: every A code 0x22 is 1.0 * 1.0, x the same, scales 1.0 */
+    assert_int_equal(ptxq_gemv(g_dev.ctx, &good, &a, &as, &x, &xs, &y, g_dev.stream), PTXQ_OK);
+    dev_download(&g_dev, h, dy, ybytes);
+    uint16_t y0;
+    memcpy(&y0, h, 2);
+    assert_true(ptxq_f16_decode(y0) == (float)K);
+    for (size_t i = (size_t)M * 2; i < ybytes; ++i) assert_int_equal(h[i], 0x77);
+    free(h);
+    dev_free(&g_dev, da);
+    dev_free(&g_dev, ds);
+    dev_free(&g_dev, dx);
+    dev_free(&g_dev, dxs);
+    dev_free(&g_dev, dy);
+}
+
+int main(void) {
+    const struct CMUnitTest tests[] = {
+        cmocka_unit_test(test_validate_good),
+        cmocka_unit_test(test_validate_bad),
+        cmocka_unit_test(test_registry),
+        cmocka_unit_test(test_sass),
+        cmocka_unit_test(test_all_combinations),
+        cmocka_unit_test(test_layouts),
+        cmocka_unit_test(test_every_plan),
+        cmocka_unit_test(test_bad_inputs_untouched),
+    };
+    return cmocka_run_group_tests(tests, setup, teardown);
+}

@@ -1,0 +1,383 @@
+/* test_quant.c -- quantization kernels on the GPU against the CPU reference (quant_case.c):
+ * every mode x input dtype x output dtype, ragged row counts, strided rank-3/4 inputs, M-major
+ * and 128x4 scale layouts, static scales, bad inputs leaving poisoned outputs untouched, CUDA
+ * graph capture, concurrent use of one context, and the PTXQ_KERNEL_DIR override (.cubin and
+ * .ptx). Skips visibly without a GPU. Data is fresh each run (seed printed). */
+#include <setjmp.h>
+#include <stdarg.h>
+#include <stddef.h>
+#include <stdint.h>
+#include <pthread.h>
+#include <math.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <time.h>
+#include <unistd.h>
+#include <cmocka.h>
+
+#include "quant_case.h"
+
+static ptxq_dev g_dev;
+static int g_have_gpu;
+static char g_why[512];
+static uint64_t g_seed;
+
+static int setup(void **state) {
+    (void)state;
+    int rc = dev_open(&g_dev, g_why, sizeof g_why);
+    g_have_gpu = rc == 0;
+    if (rc < 0) {
+        fprintf(stderr, "device open failed: %s\n", g_why);
+        return -1;
+    }
+    g_seed = (uint64_t)time(NULL) ^ ((uint64_t)getpid() << 16);
+    if (getenv("PTXQ_TEST_SEED")) g_seed = strtoull(getenv("PTXQ_TEST_SEED"), NULL, 0);
+    if (g_have_gpu)
+        printf("[ INFO     ] %s sm_%d%d (%s), seed %llu\n", g_dev.info.name, g_dev.info.cc_major,
+               g_dev.info.cc_minor, g_dev.info.target, (unsigned long long)g_seed);
+    return 0;
+}
+
+static int teardown(void **state) {
+    (void)state;
+    if (g_have_gpu) dev_close(&g_dev);
+    return 0;
+}
+
+/* Prints why a GPU test is skipped; the caller then calls cmocka's skip(). */
+static int no_gpu(void) {
+    if (!g_have_gpu) printf("[ SKIP     ] no GPU: %s\n", g_why);
+    return !g_have_gpu;
+}
+
+static int run_one(quant_case c, int verbose) {
+    quant_result r;
+    char desc[200];
+    c.seed = g_seed++;
+    quant_case_describe(&c, desc, sizeof desc);
+    int rc = quant_case_run(&g_dev, &c, &r);
+    if (rc || verbose)
+        printf("[ %s ] %s: codes %lld/%lld wrong, scales %lld wrong, pad %lld touched, amax %d, "
+               "gscale %d, max err %.3f step, rel l2 %.2e, over bound %lld %s%s\n",
+               rc ? "FAIL    " : "CASE    ", desc, (long long)r.code_mismatch,
+               (long long)r.elements, (long long)r.scale_mismatch, (long long)r.pad_touched,
+               r.amax_ok, r.gscale_ok, r.err.max_rel_step, r.err.rel_l2,
+               (long long)r.err.over_bound, r.status ? ptxq_status_name(r.status) : "", r.msg);
+    return rc;
+}
+
+static const ptxq_dtype k_in[3] = {PTXQ_BF16, PTXQ_F16, PTXQ_F32};
+
+/* Every mode, input and output on two ragged rank-2 shapes. */
+static void test_all_modes(void **state) {
+    (void)state;
+    if (no_gpu()) skip();
+    struct { ptxq_quant_mode m; ptxq_dtype out; int block; int64_t K; } modes[] = {
+        {PTXQ_QUANT_FP8_TENSOR, PTXQ_E4M3, 0, 392}, {PTXQ_QUANT_FP8_TENSOR, PTXQ_E5M2, 0, 1000},
+        {PTXQ_QUANT_FP8_ROW, PTXQ_E4M3, 0, 4104}, {PTXQ_QUANT_FP8_ROW, PTXQ_E5M2, 0, 24},
+        {PTXQ_QUANT_FP8_BLOCK, PTXQ_E4M3, 0, 640}, {PTXQ_QUANT_FP8_BLOCK, PTXQ_E5M2, 0, 128},
+        {PTXQ_QUANT_MXFP8, PTXQ_E4M3, 0, 800}, {PTXQ_QUANT_MXFP8, PTXQ_E5M2, 0, 96},
+        {PTXQ_QUANT_NVFP4, PTXQ_E2M1, 0, 208}, {PTXQ_QUANT_NVFP4, PTXQ_E2M1, 0, 2064},
+        {PTXQ_QUANT_INT8_ROW, PTXQ_I8, 0, 1016}, {PTXQ_QUANT_INT8_BLOCK, PTXQ_I8, 32, 352},
+        {PTXQ_QUANT_INT8_BLOCK, PTXQ_I8, 64, 448}, {PTXQ_QUANT_INT8_BLOCK, PTXQ_I8, 128, 1152},
+    };
+    const int64_t rows[2] = {1, 333};
+    int fails = 0, n = 0;
+    for (size_t i = 0; i < sizeof modes / sizeof modes[0]; ++i)
+        for (int j = 0; j < 3; ++j)
+            for (int s = 0; s < 2; ++s) {
+                quant_case c;
+                memset(&c, 0, sizeof c);
+                c.mode = modes[i].m;
+                c.out = modes[i].out;
+                c.block = modes[i].block;
+                c.in = k_in[j];
+                c.rank = 2;
+                c.shape[0] = rows[s] + (int64_t)i; /* every mode a different ragged count */
+                c.shape[1] = modes[i].K;
+                fails += run_one(c, 0) != 0;
+                n++;
+            }
+    printf("[ INFO     ] %d cases, %d failed\n", n, fails);
+    assert_int_equal(fails, 0);
+}
+
+/* Rank 3 and 4, padded pitches (padding must stay untouched), M-major scales. */
+static void test_strided(void **state) {
+    (void)state;
+    if (no_gpu()) skip();
+    int fails = 0;
+    ptxq_quant_mode ms[4] = {PTXQ_QUANT_FP8_BLOCK, PTXQ_QUANT_MXFP8, PTXQ_QUANT_NVFP4,
+                             PTXQ_QUANT_FP8_ROW};
+    ptxq_dtype outs[4] = {PTXQ_E4M3, PTXQ_E4M3, PTXQ_E2M1, PTXQ_E5M2};
+    for (int i = 0; i < 4; ++i)
+        for (int j = 0; j < 3; ++j) {
+            quant_case c;
+            memset(&c, 0, sizeof c);
+            c.mode = ms[i];
+            c.out = outs[i];
+            c.in = k_in[j];
+            c.rank = 3 + (i & 1);
+            c.shape[0] = 3;
+            c.shape[1] = c.rank == 3 ? 37 : 5;
+            if (c.rank == 4) c.shape[2] = 7;
+            c.shape[c.rank - 1] = 512;
+            c.x_pad = 8 * (1 + j);
+            c.q_pad = 16;
+            c.scale_mmajor = i != 3;
+            fails += run_one(c, 1) != 0;
+        }
+    assert_int_equal(fails, 0);
+}
+
+static void test_sf128x4_and_static(void **state) {
+    (void)state;
+    if (no_gpu()) skip();
+    int fails = 0;
+    for (int j = 0; j < 3; ++j) {
+        quant_case c;
+        memset(&c, 0, sizeof c);
+        c.in = k_in[j];
+        c.rank = 2;
+        c.layout = PTXQ_SCALE_128x4;
+        c.mode = PTXQ_QUANT_MXFP8;
+        c.out = PTXQ_E4M3;
+        c.shape[0] = 200; /* 2 row tiles, the second partial */
+        c.shape[1] = 96;  /* 3 scale columns: a partial column tile */
+        fails += run_one(c, 1) != 0;
+        c.mode = PTXQ_QUANT_NVFP4;
+        c.out = PTXQ_E2M1;
+        c.shape[0] = 129;
+        c.shape[1] = 1040; /* 65 scale columns */
+        fails += run_one(c, 1) != 0;
+        memset(&c, 0, sizeof c);
+        c.in = k_in[j];
+        c.rank = 2;
+        c.mode = PTXQ_QUANT_FP8_TENSOR;
+        c.out = j == 1 ? PTXQ_E5M2 : PTXQ_E4M3;
+        c.shape[0] = 77;
+        c.shape[1] = 520;
+        c.static_scale = 1;
+        c.write_amax = j != 2;
+        fails += run_one(c, 1) != 0;
+    }
+    assert_int_equal(fails, 0);
+}
+
+/* Bad calls on a GPU: status and message, and the poisoned outputs untouched. */
+static void test_bad_inputs_untouched(void **state) {
+    (void)state;
+    if (no_gpu()) skip();
+    int64_t xs[2] = {64, 256}, ss[2] = {64, 8};
+    uint64_t dx = dev_alloc(&g_dev, 64 * 256 * 2 + 64), dq = dev_alloc(&g_dev, 64 * 256 + 64);
+    uint64_t ds = dev_alloc(&g_dev, 4096), dw = dev_alloc(&g_dev, 64);
+    dev_fill(&g_dev, dx, 0x3C, 64 * 256 * 2 + 64);
+    ptxq_quant_desc good;
+    memset(&good, 0, sizeof good);
+    good.mode = PTXQ_QUANT_MXFP8;
+    good.out_dtype = PTXQ_E4M3;
+    ptxq_tensor x = ptxq_tensor_make(PTXQ_BF16, 2, xs, dx);
+    ptxq_tensor q = ptxq_tensor_make(PTXQ_E4M3, 2, xs, dq);
+    ptxq_tensor s = ptxq_tensor_make(PTXQ_UE8M0, 2, ss, ds);
+    for (int k = 0; k < 12; ++k) {
+        ptxq_quant_desc d = good;
+        ptxq_tensor bx = x, bq = q, bs = s;
+        ptxq_status want;
+        switch (k) {
+        case 0: bx.dtype = PTXQ_I8; want = PTXQ_ERR_DTYPE; break;
+        case 1: bx.data += 2; want = PTXQ_ERR_ALIGNMENT; break;
+        case 2: bq.stride[1] = 2; want = PTXQ_ERR_STRIDE; break;
+        case 3: bs.shape[1] = 4; want = PTXQ_ERR_SCALE_SHAPE; break;
+        case 4: bq.shape[0] = 65; want = PTXQ_ERR_SHAPE; break;
+        case 5: bx.stride[0] = 252; want = PTXQ_ERR_ALIGNMENT; break;
+        case 6: d.mode = PTXQ_QUANT_NVFP4; d.out_dtype = PTXQ_E2M1; bq.dtype = PTXQ_E2M1;
+                want = PTXQ_ERR_SCALE_SHAPE; break; /* UE8M0 scales for NVFP4 */
+        case 7: d.mode = PTXQ_QUANT_FP8_TENSOR; bs = ptxq_tensor_make(PTXQ_F32, 1, xs, ds);
+                bs.shape[0] = 1; want = PTXQ_ERR_INVALID_ARGUMENT; break; /* no amax word */
+        case 8: d.scale_layout = PTXQ_SCALE_128x4; want = PTXQ_ERR_SCALE_SHAPE; break;
+        case 9: bx.shape[1] = bq.shape[1] = 248; want = PTXQ_ERR_SHAPE; break;
+        case 10: d.out_dtype = PTXQ_E5M2; want = PTXQ_ERR_DTYPE; break;
+        default: bq.data = 0; want = PTXQ_ERR_INVALID_ARGUMENT; break;
+        }
+        dev_fill(&g_dev, dq, 0x77, 64 * 256 + 64);
+        dev_fill(&g_dev, ds, 0x77, 4096);
+        dev_fill(&g_dev, dw, 0x77, 64);
+        ptxq_status st = ptxq_quantize(g_dev.ctx, &d, &bx, &bq, &bs, g_dev.stream);
+        if (st != want) fail_msg("case %d: %s (%s), want %s", k, ptxq_status_name(st), ptxq_last_error(), ptxq_status_name(want));
+        assert_true(strlen(ptxq_last_error()) > 10);
+        dev_sync(&g_dev);
+        unsigned char *h = malloc(4096 + 64 * 256 + 64);
+        dev_download(&g_dev, h, dq, 64 * 256 + 64);
+        for (int i = 0; i < 64 * 256 + 64; ++i) assert_int_equal(h[i], 0x77);
+        dev_download(&g_dev, h, ds, 4096);
+        for (int i = 0; i < 4096; ++i) assert_int_equal(h[i], 0x77);
+        dev_download(&g_dev, h, dw, 64);
+        for (int i = 0; i < 64; ++i) assert_int_equal(h[i], 0x77);
+        free(h);
+    }
+    /* and the good call does write */
+    assert_int_equal(ptxq_quantize(g_dev.ctx, &good, &x, &q, &s, g_dev.stream), PTXQ_OK);
+    dev_sync(&g_dev);
+    unsigned char b;
+    dev_download(&g_dev, &b, dq, 1);
+    /* every input is bf16 0x3C3C: exponent field 0x78, scale code 0x78 - 8, inv 2^(127 - code) */
+    float v = ptxq_bf16_decode(0x3C3C), inv = ldexpf(1.0f, 127 - (0x78 - 8));
+    assert_int_equal(b, ptxq_e4m3_encode(v * inv, 1));
+    dev_free(&g_dev, dx); dev_free(&g_dev, dq); dev_free(&g_dev, ds); dev_free(&g_dev, dw);
+}
+
+/* A per-tensor quantization (memset + two kernels) captured in a CUDA graph and replayed. */
+static void test_graph_capture(void **state) {
+    (void)state;
+    if (no_gpu()) skip();
+    const ptxq_cudrv *D = g_dev.drv;
+    int64_t xs[2] = {96, 1024}, one = 1;
+    size_t n = 96 * 1024;
+    uint16_t *hx = malloc(n * 2);
+    float amax = 0;
+    rng64 g = {g_seed++};
+    for (size_t i = 0; i < n; ++i) {
+        hx[i] = ptxq_bf16_encode((float)rng_normal(&g) * 3.0f);
+        float a = fabsf(ptxq_bf16_decode(hx[i]));
+        if (a > amax) amax = a;
+    }
+    uint64_t dx = dev_alloc(&g_dev, n * 2), dq = dev_alloc(&g_dev, n), ds = dev_alloc(&g_dev, 4),
+             dw = dev_alloc(&g_dev, 4);
+    dev_upload(&g_dev, dx, hx, n * 2);
+    dev_fill(&g_dev, dq, 0x5A, n);
+    ptxq_quant_desc d;
+    memset(&d, 0, sizeof d);
+    d.mode = PTXQ_QUANT_FP8_TENSOR;
+    d.out_dtype = PTXQ_E4M3;
+    d.amax = dw;
+    ptxq_tensor x = ptxq_tensor_make(PTXQ_BF16, 2, xs, dx), q = ptxq_tensor_make(PTXQ_E4M3, 2, xs, dq);
+    ptxq_tensor s = ptxq_tensor_make(PTXQ_F32, 1, &one, ds);
+    CUgraph graph;
+    CUgraphExec exec;
+    assert_int_equal(D->cuStreamBeginCapture(g_dev.stream, CU_STREAM_CAPTURE_MODE_THREAD_LOCAL), CUDA_SUCCESS);
+    assert_int_equal(ptxq_quantize(g_dev.ctx, &d, &x, &q, &s, g_dev.stream), PTXQ_OK);
+    assert_int_equal(D->cuStreamEndCapture(g_dev.stream, &graph), CUDA_SUCCESS);
+    assert_int_equal(D->cuGraphInstantiateWithFlags(&exec, graph, 0), CUDA_SUCCESS);
+    float got_amax = -1;
+    dev_download(&g_dev, &got_amax, dw, 4);
+    unsigned char q0;
+    dev_download(&g_dev, &q0, dq, 1);
+    assert_int_equal(q0, 0x5A); /* capture enqueued nothing */
+    for (int rep = 0; rep < 3; ++rep) {
+        dev_fill(&g_dev, dq, 0x5A, n);
+        assert_int_equal(D->cuGraphLaunch(exec, g_dev.stream), CUDA_SUCCESS);
+        dev_sync(&g_dev);
+        dev_download(&g_dev, &got_amax, dw, 4);
+        assert_true(got_amax == amax);
+        unsigned char *hq = malloc(n);
+        dev_download(&g_dev, hq, dq, n);
+        float inv = 448.0f / amax;
+        for (size_t i = 0; i < n; ++i)
+            assert_int_equal(hq[i], ptxq_e4m3_encode(ptxq_bf16_decode(hx[i]) * inv, 1));
+        free(hq);
+    }
+    D->cuGraphExecDestroy(exec);
+    D->cuGraphDestroy(graph);
+    dev_free(&g_dev, dx); dev_free(&g_dev, dq); dev_free(&g_dev, ds); dev_free(&g_dev, dw);
+    free(hx);
+}
+
+/* Several threads share one context and race the lazy module loads. */
+typedef struct thread_job { ptxq_quant_mode mode; ptxq_dtype out; int rc; } thread_job;
+
+static void *thread_main(void *arg) {
+    thread_job *j = arg;
+    quant_case c;
+    memset(&c, 0, sizeof c);
+    c.mode = j->mode;
+    c.out = j->out;
+    c.in = PTXQ_BF16;
+    c.rank = 2;
+    c.shape[0] = 50;
+    c.shape[1] = 256;
+    c.seed = (uint64_t)(uintptr_t)arg;
+    quant_result r;
+    j->rc = quant_case_run(&g_dev, &c, &r);
+    return NULL;
+}
+
+static void test_threads_share_context(void **state) {
+    (void)state;
+    if (no_gpu()) skip();
+    /* fresh context so that no module is loaded yet */
+    ptxq_context *saved = g_dev.ctx, *fresh = NULL;
+    assert_int_equal(ptxq_context_create(0, &fresh), PTXQ_OK);
+    g_dev.ctx = fresh;
+    thread_job jobs[8] = {
+        {PTXQ_QUANT_INT8_ROW, PTXQ_I8, 0}, {PTXQ_QUANT_INT8_ROW, PTXQ_I8, 0},
+        {PTXQ_QUANT_MXFP8, PTXQ_E4M3, 0}, {PTXQ_QUANT_MXFP8, PTXQ_E4M3, 0},
+        {PTXQ_QUANT_FP8_BLOCK, PTXQ_E4M3, 0}, {PTXQ_QUANT_FP8_BLOCK, PTXQ_E4M3, 0},
+        {PTXQ_QUANT_NVFP4, PTXQ_E2M1, 0}, {PTXQ_QUANT_NVFP4, PTXQ_E2M1, 0},
+    };
+    pthread_t th[8];
+    for (int i = 0; i < 8; ++i) pthread_create(&th[i], NULL, thread_main, &jobs[i]);
+    for (int i = 0; i < 8; ++i) pthread_join(th[i], NULL);
+    g_dev.ctx = saved;
+    ptxq_context_destroy(fresh);
+    for (int i = 0; i < 8; ++i) assert_int_equal(jobs[i].rc, 0);
+}
+
+/* PTXQ_KERNEL_DIR: a .cubin (the embedded one, copied out) and a .ptx (the build's generated
+ * PTX, JIT-compiled by the driver) replace the embedded kernel in a new context. */
+static void test_override(void **state) {
+    (void)state;
+    if (no_gpu()) skip();
+    const char *kname = "quant_i8rowl_bf16_s8"; /* rows of 256: the warp-per-row kernel */
+    char dir[] = "/tmp/ptxq_ovXXXXXX", path[512], src[512];
+    assert_non_null(mkdtemp(dir));
+    for (int form = 0; form < 2; ++form) {
+        if (form == 0) {
+            ptxq_kernel_info k;
+            assert_int_equal(ptxq_kernel_find(kname, g_dev.info.target, &k), PTXQ_OK);
+            snprintf(path, sizeof path, "%s/%s.cubin", dir, kname);
+            FILE *f = fopen(path, "wb");
+            fwrite(k.cubin, 1, k.cubin_size, f);
+            fclose(f);
+        } else {
+            unlink(path);
+            snprintf(src, sizeof src, "%s/%s.%s.ptx", PTXQ_BUILD_GEN_DIR, kname, g_dev.info.target);
+            FILE *in = fopen(src, "rb");
+            if (!in) fail_msg("generated PTX %s not found", src);
+            snprintf(path, sizeof path, "%s/%s.ptx", dir, kname);
+            FILE *out = fopen(path, "wb");
+            char buf[4096];
+            size_t got;
+            while ((got = fread(buf, 1, sizeof buf, in)) > 0) fwrite(buf, 1, got, out);
+            fclose(in);
+            fclose(out);
+        }
+        setenv("PTXQ_KERNEL_DIR", dir, 1);
+        ptxq_context *saved = g_dev.ctx, *fresh = NULL;
+        assert_int_equal(ptxq_context_create(0, &fresh), PTXQ_OK);
+        g_dev.ctx = fresh;
+        thread_job j = {PTXQ_QUANT_INT8_ROW, PTXQ_I8, -1};
+        thread_main(&j);
+        int ov = ptxq_kernel_overridden(fresh, kname);
+        g_dev.ctx = saved;
+        ptxq_context_destroy(fresh);
+        unsetenv("PTXQ_KERNEL_DIR");
+        assert_int_equal(j.rc, 0);
+        assert_int_equal(ov, 1);
+    }
+    unlink(path);
+    rmdir(dir);
+}
+
+int main(void) {
+    const struct CMUnitTest tests[] = {
+        cmocka_unit_test(test_all_modes),
+        cmocka_unit_test(test_strided),
+        cmocka_unit_test(test_sf128x4_and_static),
+        cmocka_unit_test(test_bad_inputs_untouched),
+        cmocka_unit_test(test_graph_capture),
+        cmocka_unit_test(test_threads_share_context),
+        cmocka_unit_test(test_override),
+    };
+    return cmocka_run_group_tests(tests, setup, teardown);
+}

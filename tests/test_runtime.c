@@ -1,0 +1,260 @@
+/* test_runtime.c -- the runtime without a GPU: registry and ptxas reports, target selection,
+ * overrides, tensor helpers, and every argument check of ptxq_quantize (ptxq_quant_validate runs
+ * the same checks; test_quant repeats the bad calls on a GPU with poisoned outputs). */
+#include <setjmp.h>
+#include <stdarg.h>
+#include <stddef.h>
+#include <stdint.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <unistd.h>
+#include <cmocka.h>
+
+#include "internal.h"
+#include "ptxq.h"
+
+static void test_registry_reports(void **state) {
+    (void)state;
+    int n = ptxq_kernel_count();
+    assert_true(n >= 3);
+    int per_target[3] = {0, 0, 0};
+    for (int i = 0; i < n; ++i) {
+        ptxq_kernel_info k;
+        assert_int_equal(ptxq_kernel_get(i, &k), PTXQ_OK);
+        assert_true(strlen(k.name) > 0);
+        assert_true(k.registers > 0 && k.registers <= 255);
+        assert_true(k.threads > 0 && k.threads <= 1024);
+        assert_true(k.cubin_size > 4 && !memcmp(k.cubin, "\x7f" "ELF", 4));
+        /* the build fails on these unless a kernel declares why; none of ours does */
+        if (!k.allowance[0]) {
+            assert_int_equal(k.spill_stores, 0);
+            assert_int_equal(k.spill_loads, 0);
+            assert_int_equal(k.stack_frame, 0);
+            assert_int_equal(k.wgmma_serialized, 0);
+        }
+        if (!strcmp(k.target, "sm_90a")) per_target[0]++;
+        else if (!strcmp(k.target, "sm_100a")) per_target[1]++;
+        else if (!strcmp(k.target, "sm_120a")) per_target[2]++;
+        else fail_msg("unexpected target %s", k.target);
+        ptxq_kernel_info f;
+        assert_int_equal(ptxq_kernel_find(k.name, k.target, &f), PTXQ_OK);
+        assert_ptr_equal(f.cubin, k.cubin);
+    }
+    assert_true(per_target[0] > 0 && per_target[1] > 0 && per_target[2] > 0);
+    ptxq_kernel_info k;
+    assert_int_equal(ptxq_kernel_get(n, &k), PTXQ_ERR_NOT_FOUND);
+    assert_int_equal(ptxq_kernel_find("no_such_kernel", NULL, &k), PTXQ_ERR_NOT_FOUND);
+    assert_non_null(strstr(ptxq_last_error(), "no_such_kernel"));
+    /* every quant kernel exists for all three targets */
+    assert_int_equal(ptxq_kernel_find("quant_nvfp4_bf16_e2m1", "sm_90a", &k), PTXQ_OK);
+    assert_int_equal(ptxq_kernel_find("quant_nvfp4_bf16_e2m1", "sm_100a", &k), PTXQ_OK);
+    assert_int_equal(ptxq_kernel_find("quant_nvfp4_bf16_e2m1", "sm_120a", &k), PTXQ_OK);
+    assert_string_equal(k.family, "quant");
+    assert_string_equal(k.origin, "gen/quant.py");
+}
+
+static void test_targets(void **state) {
+    (void)state;
+    assert_string_equal(ptxq_target_for(9, 0), "sm_90a");
+    assert_string_equal(ptxq_target_for(10, 0), "sm_100a");
+    assert_string_equal(ptxq_target_for(12, 0), "sm_120a");
+    assert_null(ptxq_target_for(8, 9));
+    assert_null(ptxq_target_for(10, 3)); /* sm_100a cubins are arch-specific: not on 10.3 */
+    const char *t = NULL;
+    assert_int_equal(ptxq_arch_check(1, "Fake A100", 8, 0, &t), PTXQ_ERR_UNSUPPORTED_ARCH);
+    assert_null(t);
+    const char *m = ptxq_last_error();
+    assert_non_null(strstr(m, "sm_80"));
+    assert_non_null(strstr(m, "Fake A100"));
+    assert_non_null(strstr(m, "sm_90a"));
+    assert_int_equal(ptxq_arch_check(0, "H100", 9, 0, &t), PTXQ_OK);
+    assert_string_equal(t, "sm_90a");
+}
+
+static void test_override_path(void **state) {
+    (void)state;
+    char dir[] = "/tmp/ptxq_ovXXXXXX";
+    assert_non_null(mkdtemp(dir));
+    char file[256], buf[512];
+    snprintf(file, sizeof file, "%s/quant_amax_bf16.ptx", dir);
+    FILE *f = fopen(file, "w");
+    assert_non_null(f);
+    fputs("// empty\n", f);
+    fclose(f);
+    unsetenv("PTXQ_KERNEL_DIR");
+    assert_null(ptxq_override_path("quant_amax_bf16", buf, sizeof buf));
+    setenv("PTXQ_KERNEL_DIR", dir, 1);
+    assert_non_null(ptxq_override_path("quant_amax_bf16", buf, sizeof buf));
+    assert_string_equal(buf, file);
+    assert_null(ptxq_override_path("quant_amax_f32", buf, sizeof buf));
+    unsetenv("PTXQ_KERNEL_DIR");
+    unlink(file);
+    rmdir(dir);
+}
+
+static void test_tensor_helpers(void **state) {
+    (void)state;
+    int64_t shape[3] = {2, 3, 16};
+    ptxq_tensor t = ptxq_tensor_make(PTXQ_BF16, 3, shape, 0x1000);
+    assert_int_equal(t.stride[2], 1);
+    assert_int_equal(t.stride[1], 16);
+    assert_int_equal(t.stride[0], 48);
+    assert_int_equal(ptxq_tensor_bytes(&t), 2 * 3 * 16 * 2);
+    t.dtype = PTXQ_E2M1;
+    assert_int_equal(ptxq_tensor_bytes(&t), 48);
+    t.stride[0] = 100; /* padded: span = 1 + 100 + 32 + 15 */
+    assert_int_equal(ptxq_tensor_bytes(&t), (148 * 4 + 7) / 8);
+    assert_string_equal(ptxq_status_name(PTXQ_ERR_ALIGNMENT), "PTXQ_ERR_ALIGNMENT");
+    assert_int_equal(ptxq_version(), PTXQ_VERSION_MAJOR * 10000 + PTXQ_VERSION_MINOR * 100 +
+                                         PTXQ_VERSION_PATCH);
+}
+
+/* ---- argument validation ---------------------------------------------------------------- */
+typedef struct qcase {
+    ptxq_quant_desc d;
+    ptxq_tensor x, q, s;
+} qcase;
+
+/* A valid MXFP8 call on a 64 x 256 bf16 tensor. */
+static qcase good_mx(void) {
+    qcase c;
+    memset(&c, 0, sizeof c);
+    int64_t xs[2] = {64, 256}, ss[2] = {64, 8};
+    c.d.mode = PTXQ_QUANT_MXFP8;
+    c.d.out_dtype = PTXQ_E4M3;
+    c.x = ptxq_tensor_make(PTXQ_BF16, 2, xs, 0x10000);
+    c.q = ptxq_tensor_make(PTXQ_E4M3, 2, xs, 0x20000);
+    c.s = ptxq_tensor_make(PTXQ_UE8M0, 2, ss, 0x30000);
+    return c;
+}
+
+static void expect(qcase c, ptxq_status want, const char *what) {
+    ptxq_status got = ptxq_quant_validate(&c.d, &c.x, &c.q, &c.s);
+    if (got != want)
+        fail_msg("%s: got %s (%s), want %s", what, ptxq_status_name(got), ptxq_last_error(),
+                 ptxq_status_name(want));
+    if (want != PTXQ_OK && strlen(ptxq_last_error()) < 10) fail_msg("%s: no message", what);
+}
+
+static void test_validate_quant(void **state) {
+    (void)state;
+    qcase c = good_mx();
+    expect(c, PTXQ_OK, "valid MXFP8");
+    assert_int_equal(ptxq_quant_validate(NULL, &c.x, &c.q, &c.s), PTXQ_ERR_INVALID_ARGUMENT);
+    assert_int_equal(ptxq_quant_validate(&c.d, NULL, &c.q, &c.s), PTXQ_ERR_INVALID_ARGUMENT);
+    assert_int_equal(ptxq_quant_validate(&c.d, &c.x, NULL, &c.s), PTXQ_ERR_INVALID_ARGUMENT);
+    assert_int_equal(ptxq_quant_validate(&c.d, &c.x, &c.q, NULL), PTXQ_ERR_INVALID_ARGUMENT);
+    assert_int_equal(ptxq_quantize(NULL, &c.d, &c.x, &c.q, &c.s, NULL), PTXQ_ERR_INVALID_ARGUMENT);
+
+    c = good_mx(); c.d.mode = (ptxq_quant_mode)99; expect(c, PTXQ_ERR_INVALID_ARGUMENT, "bad mode");
+    c = good_mx(); c.x.dtype = PTXQ_I8; expect(c, PTXQ_ERR_DTYPE, "int8 input");
+    c = good_mx(); c.x.dtype = (ptxq_dtype)77; expect(c, PTXQ_ERR_DTYPE, "unknown dtype");
+    c = good_mx(); c.q.dtype = PTXQ_I8; expect(c, PTXQ_ERR_DTYPE, "MXFP8 to int8");
+    c = good_mx(); c.d.out_dtype = PTXQ_E5M2; expect(c, PTXQ_ERR_DTYPE, "desc/q dtype disagree");
+    c = good_mx(); c.x.data = 0; expect(c, PTXQ_ERR_INVALID_ARGUMENT, "null x data");
+    c = good_mx(); c.x.rank = 1; c.q.rank = 1; c.s.rank = 1; expect(c, PTXQ_ERR_SHAPE, "rank 1");
+    c = good_mx(); c.x.rank = 5; expect(c, PTXQ_ERR_SHAPE, "rank 5");
+    c = good_mx(); c.q.shape[0] = 63; expect(c, PTXQ_ERR_SHAPE, "q shape");
+    c = good_mx(); c.x.shape[0] = -1; expect(c, PTXQ_ERR_SHAPE, "negative shape");
+    c = good_mx(); c.x.stride[1] = 2; expect(c, PTXQ_ERR_STRIDE, "x inner stride");
+    c = good_mx(); c.q.stride[1] = 2; expect(c, PTXQ_ERR_STRIDE, "q inner stride");
+    c = good_mx(); c.x.stride[0] = -256; expect(c, PTXQ_ERR_STRIDE, "negative stride");
+    c = good_mx(); c.x.shape[1] = c.q.shape[1] = 250; expect(c, PTXQ_ERR_SHAPE, "K % 8");
+    c = good_mx(); c.x.shape[1] = c.q.shape[1] = 264; c.s.shape[1] = 8; expect(c, PTXQ_ERR_SHAPE, "K % 32");
+    c = good_mx(); c.x.data += 8; expect(c, PTXQ_ERR_ALIGNMENT, "x misaligned");
+    c = good_mx(); c.x.stride[0] = 260; expect(c, PTXQ_ERR_ALIGNMENT, "x pitch 520 B");
+    c = good_mx(); c.q.data += 4; expect(c, PTXQ_ERR_ALIGNMENT, "q misaligned");
+    c = good_mx(); c.q.stride[0] = 260; expect(c, PTXQ_ERR_ALIGNMENT, "q pitch");
+    c = good_mx(); c.s.dtype = PTXQ_F32; expect(c, PTXQ_ERR_SCALE_SHAPE, "scale dtype");
+    c = good_mx(); c.s.shape[1] = 7; expect(c, PTXQ_ERR_SCALE_SHAPE, "scale K/32");
+    c = good_mx(); c.s.shape[0] = 32; expect(c, PTXQ_ERR_SCALE_SHAPE, "scale rows");
+    c = good_mx(); c.s.rank = 1; expect(c, PTXQ_ERR_SCALE_SHAPE, "scale rank");
+    c = good_mx(); c.d.scale_layout = (ptxq_scale_layout)5; expect(c, PTXQ_ERR_SCALE_SHAPE, "layout");
+    c = good_mx(); c.d.block = 16; expect(c, PTXQ_ERR_INVALID_ARGUMENT, "block on MXFP8");
+    c = good_mx(); c.d.flags = 8; expect(c, PTXQ_ERR_INVALID_ARGUMENT, "unknown flag");
+    c = good_mx(); c.d.flags = PTXQ_QUANT_STATIC_SCALE; expect(c, PTXQ_ERR_INVALID_ARGUMENT, "static on MX");
+
+    /* 128x4 layout: 64 rows, 8 scale columns -> 1 x 2 tiles of 512 B */
+    c = good_mx();
+    c.d.scale_layout = PTXQ_SCALE_128x4;
+    int64_t sfb = 1024;
+    c.s = ptxq_tensor_make(PTXQ_UE8M0, 1, &sfb, 0x30000);
+    expect(c, PTXQ_OK, "128x4 exact size");
+    c.s.shape[0] = 1023; expect(c, PTXQ_ERR_SCALE_SHAPE, "128x4 too small");
+    c.s.shape[0] = 1024; c.d.mode = PTXQ_QUANT_FP8_BLOCK; c.s.dtype = PTXQ_F32;
+    expect(c, PTXQ_ERR_SCALE_SHAPE, "128x4 for FP8_BLOCK");
+
+    /* per-tensor and NVFP4 need their device words */
+    c = good_mx();
+    int64_t one = 1;
+    c.d.mode = PTXQ_QUANT_FP8_TENSOR;
+    c.s = ptxq_tensor_make(PTXQ_F32, 1, &one, 0x30000);
+    expect(c, PTXQ_ERR_INVALID_ARGUMENT, "tensor without amax");
+    c.d.amax = 0x40002; expect(c, PTXQ_ERR_ALIGNMENT, "amax misaligned");
+    c.d.amax = 0x40000; expect(c, PTXQ_OK, "tensor with amax");
+    c.d.amax = 0; c.d.flags = PTXQ_QUANT_STATIC_SCALE; expect(c, PTXQ_OK, "static, no amax");
+    c.s.data = 0x30002; expect(c, PTXQ_ERR_ALIGNMENT, "scale misaligned");
+
+    c = good_mx();
+    int64_t ns[2] = {64, 16};
+    c.d.mode = PTXQ_QUANT_NVFP4;
+    c.d.out_dtype = PTXQ_E2M1;
+    c.q.dtype = PTXQ_E2M1;
+    c.s = ptxq_tensor_make(PTXQ_UE4M3, 2, ns, 0x30000);
+    c.d.amax = 0x40000;
+    expect(c, PTXQ_ERR_INVALID_ARGUMENT, "NVFP4 without global scale");
+    c.d.global_scale = 0x40010; expect(c, PTXQ_OK, "NVFP4");
+    c.q.stride[0] = 250; expect(c, PTXQ_ERR_ALIGNMENT, "NVFP4 q pitch 125 B");
+
+    c = good_mx();
+    int64_t is[2] = {64, 5};
+    c.d.mode = PTXQ_QUANT_INT8_BLOCK;
+    c.d.out_dtype = PTXQ_I8;
+    c.q.dtype = PTXQ_I8;
+    c.d.block = 48;
+    c.s = ptxq_tensor_make(PTXQ_F32, 2, is, 0x30000);
+    expect(c, PTXQ_ERR_INVALID_ARGUMENT, "int8 block 48");
+    c.d.block = 64;
+    expect(c, PTXQ_ERR_SCALE_SHAPE, "int8 block 64, scale 5 columns");
+    c.s.shape[1] = 4; expect(c, PTXQ_OK, "int8 block 64");
+}
+
+static void test_scale_shape(void **state) {
+    (void)state;
+    int64_t xs[3] = {4, 33, 512};
+    ptxq_tensor x = ptxq_tensor_make(PTXQ_BF16, 3, xs, 0x1000), s;
+    ptxq_quant_desc d;
+    memset(&d, 0, sizeof d);
+    size_t bytes = 0;
+    d.mode = PTXQ_QUANT_FP8_BLOCK;
+    assert_int_equal(ptxq_quant_scale_shape(&d, &x, &s, &bytes), PTXQ_OK);
+    assert_int_equal(s.rank, 3);
+    assert_int_equal(s.shape[2], 4);
+    assert_int_equal(bytes, 4 * 33 * 4 * 4);
+    d.mode = PTXQ_QUANT_NVFP4;
+    assert_int_equal(ptxq_quant_scale_shape(&d, &x, &s, &bytes), PTXQ_OK);
+    assert_int_equal(s.dtype, PTXQ_UE4M3);
+    assert_int_equal(bytes, 4 * 33 * 32);
+    d.mode = PTXQ_QUANT_FP8_ROW;
+    assert_int_equal(ptxq_quant_scale_shape(&d, &x, &s, &bytes), PTXQ_OK);
+    assert_int_equal(s.shape[2], 1);
+    d.mode = PTXQ_QUANT_FP8_TENSOR;
+    assert_int_equal(ptxq_quant_scale_shape(&d, &x, &s, &bytes), PTXQ_OK);
+    assert_int_equal(bytes, 4);
+    int64_t x2[2] = {200, 96};
+    x = ptxq_tensor_make(PTXQ_F32, 2, x2, 0x1000);
+    d.mode = PTXQ_QUANT_MXFP8;
+    d.scale_layout = PTXQ_SCALE_128x4;
+    assert_int_equal(ptxq_quant_scale_shape(&d, &x, &s, &bytes), PTXQ_OK);
+    assert_int_equal(bytes, 2 * 1 * 512); /* 200 rows -> 2 row tiles, 3 columns -> 1 col tile */
+}
+
+int main(void) {
+    const struct CMUnitTest tests[] = {
+        cmocka_unit_test(test_registry_reports), cmocka_unit_test(test_targets),
+        cmocka_unit_test(test_override_path), cmocka_unit_test(test_tensor_helpers),
+        cmocka_unit_test(test_validate_quant), cmocka_unit_test(test_scale_shape),
+    };
+    return cmocka_run_group_tests(tests, NULL, NULL);
+}

@@ -1,0 +1,369 @@
+/* test_sass.c -- the SASS histogram on hand-written text (runs everywhere), then every embedded
+ * "quant" cubin disassembled with nvdisasm: 128-bit global loads present, no local memory, and on
+ * sm_90a no tensor-core MMA. Without nvdisasm the cubin tests are skipped, visibly, with the reason.
+ */
+#include <stdarg.h>
+#include <stddef.h>
+#include <stdint.h>
+#include <setjmp.h>
+#include <cmocka.h>
+
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "ptxq.h"
+#include "sass.h"
+
+/* ---- the parser on literal text ----------------------------------------------------------- */
+
+/* nvdisasm -c output as it looks on sm_90a, plus lines that must not count. */
+static const char k_sm90[] =
+    "\t.headerflags\t@\"EF_CUDA_TEXMODE_UNIFIED EF_CUDA_64BIT_ADDRESS EF_CUDA_SM90\"\n"
+    "//--------------------- .text.k --------------------------\n"
+    "\t.section\t.text.k,\"ax\",@progbits\n"
+    "        .global         k\n"
+    "k:\n"
+    ".text.k:\n"
+    "        /*0000*/                   LDC R1, c[0x0][0x28] ;\n"
+    "        /*0010*/                   S2R R13, SR_TID.X ;\n"
+    "        /*0020*/               @P0 EXIT ;\n"
+    "        /*0030*/                   LDG.E.NA.128.CONSTANT R4, desc[UR6][R2.64] ;\n"
+    "        /*0040*/              @!P1 LDG.E.128 R8, desc[UR6][R2.64+0x10] ;\n"
+    "        /*0050*/                   LDG.E.64 R10, desc[UR6][R2.64] ;\n"
+    "        /*0060*/                   LDG.E R12, desc[UR6][R2.64] ;\n"
+    "        /*0070*/                   LDG.E.LTC128B R13, desc[UR6][R2.64] ;\n"
+    "        /*0080*/                   LDG.E.U8 R14, desc[UR6][R2.64] ;\n"
+    "        /*0090*/                   LDG.E.S16.CONSTANT R15, desc[UR6][R2.64] ;\n"
+    "        /*00a0*/                   LDG.E.EF.LTC128B.128 R16, desc[UR6][R2.64] ;\n"
+    "        /*00b0*/                   STG.E.U8 desc[UR6][R2.64], R5 ;\n"
+    "        /*00c0*/              @!UP1 STG.E.64 desc[UR6][R2.64], R6 ;\n"
+    "        /*00d0*/                   STG.E desc[UR6][R2.64], R7 ;\n"
+    "        /*00e0*/                   UTMALDG.2D [UR8], [UR4] ;\n"
+    "        /*00f0*/                   UTMASTG.2D [UR4], [UR8] ;\n"
+    "        /*0100*/                   UTMACCTL.PF [UR4] ;\n"
+    "        /*0110*/                   SYNCS.ARRIVE.TRANS64.RED.A1T0 RZ, [UR8+0x100], RZ ;\n"
+    "        /*0120*/                   SYNCS.PHASECHK.TRANS64.TRYWAIT P0, [UR8+0x100], R0 ;\n"
+    "        /*0130*/                   WARPGROUP.ARRIVE ;\n"
+    "        /*0140*/                   QGMMA.64x128x32.F32.E4M3.E4M3 R24, gdesc[UR8], R24, gsb0 ;\n"
+    "        /*0150*/                   HGMMA.64x128x16.F32.BF16 R24, gdesc[UR12], R24, gsb0 ;\n"
+    "        /*0160*/                   HFMA2.MMA R3, -RZ, RZ, 0, 0 ;\n"
+    "        /*0170*/                   LDSM.16.M88.4 R4, [R2] ;\n"
+    "        /*0180*/                   STSM.16.M88.4 [R2], R4 ;\n"
+    "        /*0190*/                   LDS.128 R8, [R2] ;\n"
+    "        /*01a0*/                   STS [R2], R8 ;\n"
+    "        /*01b0*/                   STL [R1], R8 ;\n"
+    "        /*01c0*/                   LDL R8, [R1] ;\n"
+    "        /*01d0*/                   LDL.64 R8, [R1+0x8] ;\n"
+    "        /*01e0*/                   SHFL.BFLY PT, R3, R2, 0x1, 0x1f ;\n"
+    "        /*01f0*/                   MUFU.RCP R0, R3 ;\n"
+    "        /*0200*/                   BAR.SYNC.DEFER_BLOCKING 0x0 ;\n"
+    "        /*0210*/                   F2FP.SATFINITE.E4M3.F32.PACK_AB_MERGE_C R0, R2, R3, RZ ;\n"
+    "        /*0220*/                   I2F.U32.RP R0, UR5 ;\n"
+    "        /*0230*/                   F2I.FTZ.U32.TRUNC.NTZ R0, R0 ;\n"
+    "        /*0240*/                   BRA `(.L_x_1) ;\n"
+    ".L_x_1:\n"
+    "        /*0250*/                   EXIT ;\n"
+    "                                                                /* 0x000fea0003800000 */\n"
+    "// LDG.E.128 in a comment does not count\n"
+    "\t.text.k:LDG.E.128\n";
+
+static void test_hist_sm90(void **state) {
+    (void)state;
+    sass_hist h;
+    sass_histogram(k_sm90, &h);
+    assert_int_equal(h.total, 38);
+    assert_int_equal(h.ldg[SASS_W128], 3);
+    assert_int_equal(h.ldg[SASS_W64], 1);
+    assert_int_equal(h.ldg[SASS_W32], 2); /* LDG.E and LDG.E.LTC128B */
+    assert_int_equal(h.ldg[SASS_W16], 1);
+    assert_int_equal(h.ldg[SASS_W8], 1);
+    assert_int_equal(h.ldg[SASS_W256], 0);
+    assert_int_equal(sass_ldg_total(&h), 8);
+    assert_int_equal(h.stg[SASS_W8], 1);
+    assert_int_equal(h.stg[SASS_W64], 1);
+    assert_int_equal(h.stg[SASS_W32], 1);
+    assert_int_equal(sass_stg_total(&h), 3);
+    assert_int_equal(h.tma_ld, 1);
+    assert_int_equal(h.tma_st, 1);
+    assert_int_equal(h.tma_other, 1);
+    assert_int_equal(h.syncs, 2);
+    assert_int_equal(h.mma, 2); /* HFMA2.MMA is not one */
+    assert_int_equal(h.qgmma, 1);
+    assert_int_equal(h.hgmma, 1);
+    assert_int_equal(h.hmma, 0);
+    assert_int_equal(h.ldsm, 1);
+    assert_int_equal(h.stsm, 1);
+    assert_int_equal(h.lds, 1);
+    assert_int_equal(h.sts, 1);
+    assert_int_equal(h.ldl, 2);
+    assert_int_equal(h.stl, 1);
+    assert_int_equal(h.shfl, 1);
+    assert_int_equal(h.mufu, 1);
+    assert_int_equal(h.bar, 1);
+    assert_int_equal(h.cvt, 3);
+    assert_int_equal(h.f2fp, 1);
+}
+
+/* sm_100a: tcgen05 MMAs, tensor memory, bulk copies, 256-bit loads. */
+static const char k_sm100[] =
+    "        /*0000*/                   UTCQMMA.2CTA gdesc[UR4], gdesc[UR6], tmem[UR8], tmem[UR10], "
+    "idesc[UR11], UPT ;\n"
+    "        /*0010*/              @UP0 UTCHMMA gdesc[UR4], gdesc[UR6], tmem[UR8], tmem[UR10], "
+    "idesc[UR11], UPT ;\n"
+    "        /*0020*/                   UTCBAR [UR4], URZ ;\n"
+    "        /*0030*/                   LDTM.x16 R4, tmem[UR4] ;\n"
+    "        /*0040*/                   STTM.x16 tmem[UR4], R4 ;\n"
+    "        /*0050*/                   UBLKCP.S.G [UR4], [UR6], UR8 ;\n"
+    "        /*0060*/                   UTMALDG.3D.2CTA [UR8], [UR4] ;\n"
+    "        /*0070*/                   UTMAREDG.2D.ADD [UR4], [UR8] ;\n"
+    "        /*0080*/                   LDG.E.ENL2.256.CONSTANT R4, R8, desc[UR6][R2.64] ;\n"
+    "        /*0090*/                   STG.E.ENL2.256 desc[UR6][R2.64], R4, R8 ;\n"
+    "        /*00a0*/                   LDGSTS.E.BYPASS.LTC128B.128 [R3], desc[UR6][R4.64] ;\n";
+
+static void test_hist_sm100(void **state) {
+    (void)state;
+    sass_hist h;
+    sass_histogram(k_sm100, &h);
+    assert_int_equal(h.total, 11);
+    assert_int_equal(h.mma, 2);
+    assert_int_equal(h.utcmma, 2);
+    assert_int_equal(h.mma_other, 0);
+    assert_int_equal(h.ldtm, 1);
+    assert_int_equal(h.sttm, 1);
+    assert_int_equal(h.blkcp, 1);
+    assert_int_equal(h.tma_ld, 1);
+    assert_int_equal(h.tma_st, 1);
+    assert_int_equal(h.ldg[SASS_W256], 1);
+    assert_int_equal(h.stg[SASS_W256], 1);
+    assert_int_equal(sass_ldg_total(&h), 1); /* LDGSTS is not an LDG */
+    assert_int_equal(h.ldgsts, 1);
+}
+
+/* sm_120a: warp-level MMAs, FP8/FP4 forms included. */
+static const char k_sm120[] =
+    "        /*0000*/                   HMMA.16816.F32.BF16 R4, R8, R12, R4 ;\n"
+    "        /*0010*/                   IMMA.16832.S8.S8 R4, R8, R12, R4 ;\n"
+    "        /*0020*/                   QMMA.16832.F32.E4M3.E4M3 R4, R8, R12, R4 ;\n"
+    "        /*0030*/          @!PT     QMMA.SF.16832.F32.E4M3.E4M3.E8 R4, R8, R12, R4, R16, R17 ;\n"
+    "        /*0040*/                   OMMA.SF.16864.F32.E2M1.E2M1.UE4M3.4X R4, R8, R12, R4 ;\n"
+    "        /*0050*/                   DMMA.884 R4, R8, R12, R4 ;\n"
+    "        /*0060*/                   IGMMA.64x64x32.S32.S8.S8 R24, gdesc[UR4], R24 ;\n"
+    "        /*0070*/                   XMMA R4, R8 ;\n";
+
+static void test_hist_sm120(void **state) {
+    (void)state;
+    sass_hist h;
+    sass_histogram(k_sm120, &h);
+    assert_int_equal(h.total, 8);
+    assert_int_equal(h.mma, 8);
+    assert_int_equal(h.hmma, 1);
+    assert_int_equal(h.imma, 1);
+    assert_int_equal(h.qmma, 2);
+    assert_int_equal(h.omma, 1);
+    assert_int_equal(h.dmma, 1);
+    assert_int_equal(h.igmma, 1);
+    assert_int_equal(h.mma_other, 1); /* an unknown *MMA still counts */
+}
+
+static void test_hist_not_instructions(void **state) {
+    (void)state;
+    sass_hist h;
+    memset(&h, 0x55, sizeof h);
+    sass_histogram(NULL, &h);
+    assert_int_equal(h.total, 0);
+    memset(&h, 0x55, sizeof h);
+    sass_histogram("", &h);
+    assert_int_equal(h.total, 0);
+    assert_int_equal(h.ldg[SASS_W128], 0);
+    sass_histogram("/*0000*/\n/**/ LDG.E.128 R4 ;\n/*00x0*/ LDG.E.128 R4 ;\n"
+                   "/* 0x000fe200078e00ff */\n  LDG.E.128 R4, [R2] ;\n/*0010*/ ;\n",
+                   &h);
+    assert_int_equal(h.total, 0);
+    /* no trailing newline, CRLF line ends */
+    sass_histogram("  /*0000*/ LDG.E.128 R4, [R2] ;\r\n  /*0010*/ LDL R8, [R1] ;", &h);
+    assert_int_equal(h.total, 2);
+    assert_int_equal(h.ldg[SASS_W128], 1);
+    assert_int_equal(h.ldl, 1);
+}
+
+static void test_hist_print(void **state) {
+    (void)state;
+    sass_hist h;
+    sass_histogram(k_sm90, &h);
+    FILE *f = tmpfile();
+    assert_non_null(f);
+    sass_hist_print(&h, f);
+    char line[1024] = {0};
+    rewind(f);
+    assert_non_null(fgets(line, sizeof line, f));
+    fclose(f);
+    size_t len = strlen(line);
+    assert_true(len > 1 && line[len - 1] == '\n');
+    assert_non_null(strstr(line, "insn 38"));
+    assert_non_null(strstr(line, "mma 2 qgmma 1 hgmma 1"));
+    assert_non_null(strstr(line, "128:3"));
+    assert_non_null(strstr(line, "ldl/stl 2/1"));
+}
+
+/* PTXQ_NVDISASM is the only candidate when set. */
+static void test_find_env(void **state) {
+    (void)state;
+    char *saved = getenv("PTXQ_NVDISASM") ? strdup(getenv("PTXQ_NVDISASM")) : NULL;
+    char path[4096];
+    setenv("PTXQ_NVDISASM", "/nonexistent/nvdisasm", 1);
+    assert_int_equal(sass_find_nvdisasm(path, sizeof path), -1);
+    setenv("PTXQ_NVDISASM", "/bin/sh", 1);
+    assert_int_equal(sass_find_nvdisasm(path, sizeof path), 0);
+    assert_string_equal(path, "/bin/sh");
+    assert_int_equal(sass_find_nvdisasm(path, 4), -1); /* does not fit */
+    if (saved) setenv("PTXQ_NVDISASM", saved, 1);
+    else unsetenv("PTXQ_NVDISASM");
+    free(saved);
+}
+
+/* ---- the embedded quant cubins ------------------------------------------------------------ */
+
+static void skip_without_nvdisasm(void) {
+    char path[4096];
+    if (sass_find_nvdisasm(path, sizeof path) == 0) return;
+    print_message("[  SKIP    ] %s\n", sass_nvdisasm_hint());
+    skip();
+}
+
+static void test_disassemble_errors(void **state) {
+    (void)state;
+    skip_without_nvdisasm();
+    char err[512] = "";
+    static const unsigned char junk[] = "not an ELF file";
+    char *text = sass_disassemble(junk, sizeof junk, err, sizeof err);
+    assert_null(text);
+    assert_non_null(strstr(err, "nvdisasm"));
+    assert_null(sass_disassemble(NULL, 0, err, sizeof err));
+}
+
+typedef struct quant_set {
+    int n;
+    ptxq_kernel_info *info;
+    const unsigned char **cubin;
+    size_t *size;
+} quant_set;
+
+static void quant_set_load(quant_set *s) {
+    int count = ptxq_kernel_count();
+    s->n = 0;
+    s->info = calloc((size_t)count + 1, sizeof *s->info);
+    s->cubin = calloc((size_t)count + 1, sizeof *s->cubin);
+    s->size = calloc((size_t)count + 1, sizeof *s->size);
+    assert_true(s->info && s->cubin && s->size);
+    for (int i = 0; i < count; ++i) {
+        ptxq_kernel_info k;
+        assert_int_equal(ptxq_kernel_get(i, &k), PTXQ_OK);
+        if (strcmp(k.family, "quant") != 0) continue;
+        s->info[s->n] = k;
+        s->cubin[s->n] = k.cubin;
+        s->size[s->n] = k.cubin_size;
+        ++s->n;
+    }
+}
+
+static void quant_set_free(quant_set *s) {
+    free(s->info);
+    free(s->cubin);
+    free(s->size);
+}
+
+/* One kernel's checks; returns the number of violations (each printed). */
+static int check_quant_kernel(const ptxq_kernel_info *k, const sass_hist *h) {
+    int bad = 0;
+    if (h->total == 0) {
+        print_error("%s %s: no instructions parsed\n", k->name, k->target);
+        ++bad;
+    }
+    if (h->ldg[SASS_W128] == 0) {
+        print_error("%s %s: no 128-bit global load (LDG.*.128)\n", k->name, k->target);
+        ++bad;
+    }
+    if (h->ldl != 0 || h->stl != 0) {
+        print_error("%s %s: local memory: %d LDL, %d STL\n", k->name, k->target, h->ldl, h->stl);
+        ++bad;
+    }
+    if (!strcmp(k->target, "sm_90a") && h->mma != 0) {
+        print_error("%s %s: %d tensor-core MMAs in a quantization kernel\n", k->name, k->target,
+                    h->mma);
+        ++bad;
+    }
+    return bad;
+}
+
+static void test_quant_cubins(void **state) {
+    (void)state;
+    skip_without_nvdisasm();
+    quant_set s;
+    quant_set_load(&s);
+    if (s.n == 0) {
+        quant_set_free(&s);
+        fail_msg("the registry has no kernel of family \"quant\"");
+        return;
+    }
+    sass_hist *h = calloc((size_t)s.n, sizeof *h);
+    int *st = calloc((size_t)s.n, sizeof *st);
+    assert_true(h && st);
+    char err[512] = "";
+    int failed = sass_hist_many(s.n, s.cubin, s.size, h, st, 0, err, sizeof err);
+    int bad = 0;
+    for (int i = 0; i < s.n; ++i) {
+        if (st[i] != 0) continue;
+        bad += check_quant_kernel(&s.info[i], &h[i]);
+    }
+    print_message("[  INFO    ] %d quant cubins disassembled, %d failed, %d violations\n", s.n,
+                  failed, bad);
+    free(h);
+    free(st);
+    quant_set_free(&s);
+    if (failed) fail_msg("nvdisasm failed on %d cubins: %s", failed, err);
+    assert_int_equal(bad, 0);
+}
+
+/* One cubin through sass_disassemble: the text names the kernel's section. */
+static void test_quant_text(void **state) {
+    (void)state;
+    skip_without_nvdisasm();
+    quant_set s;
+    quant_set_load(&s);
+    if (s.n == 0) {
+        quant_set_free(&s);
+        fail_msg("the registry has no kernel of family \"quant\"");
+        return;
+    }
+    char err[512] = "";
+    char *text = sass_disassemble(s.cubin[0], s.size[0], err, sizeof err);
+    if (!text) {
+        fail_msg("%s %s: %s", s.info[0].name, s.info[0].target, err);
+        quant_set_free(&s);
+        return;
+    }
+    char section[256];
+    snprintf(section, sizeof section, ".text.%s", s.info[0].name);
+    assert_non_null(strstr(text, section));
+    sass_hist h;
+    sass_histogram(text, &h);
+    assert_true(h.total > 0);
+    free(text);
+    quant_set_free(&s);
+}
+
+int main(void) {
+    const struct CMUnitTest tests[] = {
+        cmocka_unit_test(test_hist_sm90),
+        cmocka_unit_test(test_hist_sm100),
+        cmocka_unit_test(test_hist_sm120),
+        cmocka_unit_test(test_hist_not_instructions),
+        cmocka_unit_test(test_hist_print),
+        cmocka_unit_test(test_find_env),
+        cmocka_unit_test(test_disassemble_errors),
+        cmocka_unit_test(test_quant_text),
+        cmocka_unit_test(test_quant_cubins),
+    };
+    return cmocka_run_group_tests(tests, NULL, NULL);
+}
