@@ -345,8 +345,9 @@ class Q:
         """log2 of q elements per byte (e2m1: offsets in elements -> bytes with shr 1)."""
         return 1 if self.out == "e2m1" else 0
 
-    def scale_addr(self, row, w, kb, dst, tag):
-        """Address of the scale of block kb of row (strided or 128x4 layout)."""
+    def scale_addr(self, row, srow, kb, dst, tag):
+        """Address of the scale of block kb of row (strided: srow is the row's scale offset in
+        elements; or the 128x4 layout, from row itself)."""
         k = self.k
         esz = 4 if self.enc == "f32" else 1
         t = k.reg(".b64", f"t_sa{tag}")
@@ -375,9 +376,8 @@ class Q:
             k(f"add.u64 {dst}, %a_s, {t}")
             k(f"bra.uni {done}")
             k.label(lab)
-        self.dot3(w, ["%a_ss0", "%a_ss1", "%a_ss2"], dst)
-        k(f"cvt.u64.u32 {t}, {kb}")
-        k(f"mad.lo.u64 {dst}, {t}, %a_ssk, {dst}")
+        k(f"mul.wide.u32 {t}, {kb}, %sk32")
+        k(f"add.u64 {dst}, {t}, {srow}")
         if esz == 4:
             k(f"shl.b64 {dst}, {dst}, 2")
         k(f"add.u64 {dst}, %a_s, {dst}")
@@ -398,6 +398,9 @@ class Q:
         k(f"cvta.to.global.u64 %a_gscale, %a_gscale")
         k.reg(".b32", "f_sf128")
         k(f"and.b32 %f_sf128, %a_flags, {FLAG_SF128x4}")
+        k.comment("32-bit row pitches for the flat path (the runtime sets FLAT only if they fit)")
+        for name, src in (("xp32", "a_xs2"), ("qp32", "a_qs2"), ("sp32", "a_ss2"), ("sk32", "a_ssk")):
+            k(f"cvt.u32.u64 {k.reg('.b32', name)}, %{src}")
         t = k.reg(".b32", "t_flat")
         k.reg(".pred", "p_flat")
         k(f"and.b32 {t}, %a_flags, {FLAG_FLAT}")
@@ -434,18 +437,21 @@ class Q:
         hdr = header(GENERATOR, k.name, "quant", THREADS, 0, self.p)
         return k.render(hdr, self.target, params, directives)
 
-    def row_offsets(self, row, w, xoff, qoff, tag):
-        """Element offsets of a row's first element in x and q, and (i0, i1, i2) in w.
-        FLAG_FLAT (leading dims collapse to one row pitch in x, q and the scales): one multiply;
-        otherwise the row is split into its leading indices."""
+    def row_offsets(self, row, w, xoff, qoff, tag, soff=None):
+        """Element offsets of a row's first element in x, q (and its scales, into soff), with
+        (i0, i1, i2) in w. FLAG_FLAT (leading dims collapse to one row pitch below 2^32 in x, q
+        and the scales): one 32x32->64 multiply each; otherwise the row is split into its
+        leading indices and dotted with the 64-bit strides."""
         k = self.k
         lab_full, lab_done = k.fresh(f"ROW_FULL_{tag}"), k.fresh(f"ROW_DONE_{tag}")
         k(f"@!%p_flat bra.uni {lab_full}")
         k(f"mov.b64 {w[0]}, 0")
         k(f"mov.b64 {w[1]}, 0")
         k(f"cvt.u64.u32 {w[2]}, {row}")
-        k(f"mul.lo.u64 {xoff}, {w[2]}, %a_xs2")
-        k(f"mul.lo.u64 {qoff}, {w[2]}, %a_qs2")
+        k(f"mul.wide.u32 {xoff}, {row}, %xp32")
+        k(f"mul.wide.u32 {qoff}, {row}, %qp32")
+        if soff:
+            k(f"mul.wide.u32 {soff}, {row}, %sp32")
         k(f"bra.uni {lab_done}")
         k.label(lab_full)
         ww = self.row_index(row, tag)
@@ -453,17 +459,19 @@ class Q:
             k(f"mov.b64 {w[j]}, {ww[j]}")
         self.dot3(w, ["%a_xs0", "%a_xs1", "%a_xs2"], xoff)
         self.dot3(w, ["%a_qs0", "%a_qs1", "%a_qs2"], qoff)
+        if soff:
+            self.dot3(w, ["%a_ss0", "%a_ss1", "%a_ss2"], soff)
         k.label(lab_done)
 
-    def item_address(self, rowreg, colreg, xaddr, qaddr, wregs, tag):
-        """(row, vector col) -> input and output byte addresses."""
+    def item_address(self, rowreg, colreg, xaddr, qaddr, wregs, tag, soff=None):
+        """(row, vector col) -> input and output byte addresses (and the row's scale offset)."""
         k = self.k
-        qoff = k.reg(".b64", f"t_qoff{tag}")
-        self.row_offsets(rowreg, wregs, xaddr, qoff, tag)
-        c = k.reg(".b64", f"t_col{tag}")
+        qoff = k.reg(".b64", "t_qoff")
+        self.row_offsets(rowreg, wregs, xaddr, qoff, tag, soff)
+        c = k.reg(".b64", "t_col")
         k(f"mul.wide.u32 {c}, {colreg}, {self.V}")
         k(f"add.u64 {xaddr}, {xaddr}, {c}")
-        k(f"mul.lo.u64 {xaddr}, {xaddr}, {INPUTS[self.inp]}")
+        k(f"shl.b64 {xaddr}, {xaddr}, {INPUTS[self.inp].bit_length() - 1}")
         k(f"add.u64 {xaddr}, {xaddr}, %a_x")
         if self.mode == "amax":
             return
@@ -568,8 +576,9 @@ class Q:
             k(f"mov.u32 {r}, {rows[u]}")
             k(f"mov.u32 {c}, {cols[u]}")
             xa, qa = k.reg(".b64", f"xaddr{tag}"), k.reg(".b64", f"qaddr{tag}")
-            w = [k.reg(".b64", f"rw{j}_{tag}") for j in range(3)]
-            self.item_address(r, c, xa, qa, w, tag)
+            w = [k.reg(".b64", f"rw{j}") for j in range(3)]   # scratch: only srow is kept
+            srow = k.reg(".b64", f"srow{tag}") if isinstance(self.blk, int) else None
+            self.item_address(r, c, xa, qa, w, tag, srow)
             wd = k.regs(".b32", f"xv{tag}_", 4)
             for j in range(4):
                 k(f"mov.b32 {wd[j]}, 0")
@@ -597,8 +606,8 @@ class Q:
             f = k.regs(".f32", "x", self.V)
             self.unpack(words, f)
             if isinstance(self.blk, int):
-                w = [f"%rw{j}_{tag}" for j in range(3)]
-                self.block_quant(f, words, f"%row{tag}", f"%col{tag}", w, valid, qaddr, tag)
+                self.block_quant(f, words, f"%row{tag}", f"%col{tag}", f"%srow{tag}", valid,
+                                 qaddr, tag)
             else:
                 self.encode_store(f, "%inv", qaddr, valid)
 
@@ -624,7 +633,7 @@ class Q:
         k(f"selp.f32 {inv}, {inv}, 0f00000000, {pz}")
         k.label("SCALE_READY")
 
-    def block_quant(self, f, words, row, col, w, valid, qaddr, tag):
+    def block_quant(self, f, words, row, col, srow, valid, qaddr, tag):
         k = self.k
         V = self.V
         L = self.blk // V
@@ -682,7 +691,7 @@ class Q:
         kb = k.reg(".b32", "t_kb")
         k(f"shr.u32 {kb}, {col}, {(L).bit_length() - 1}")
         sa = k.reg(".b64", "saddr")
-        self.scale_addr(row, w, kb, sa, tag)
+        self.scale_addr(row, srow, kb, sa, tag)
         if code is None:
             k(f"@{ps} st.global.f32 [{sa}], {sc}")
         else:

@@ -143,6 +143,12 @@ static int load_slot(ptxq_context *c, int i, const ptxq_kernel_entry *e) {
         memset(L, 0, sizeof *L);
         return ptxq_cuda_fail(d, r, "cuModuleGetFunction");
     }
+    /* persistent kernels size their grid to what is resident: a larger grid runs in waves */
+    int occ = 0;
+    if (d->cuOccupancyMaxActiveBlocksPerMultiprocessor(&occ, L->fn, e->threads,
+                                                       (size_t)e->dynamic_smem) != CUDA_SUCCESS)
+        occ = 1;
+    L->ctas_per_sm = occ > 0 ? occ : 1;
     L->entry = e;
     return PTXQ_OK;
 }

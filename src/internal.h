@@ -31,6 +31,7 @@ typedef struct ptxq_loaded {
     CUmodule module;
     CUfunction fn;
     int overridden;
+    int ctas_per_sm; /* resident CTAs per SM at the entry's threads and dynamic smem (>= 1) */
 } ptxq_loaded;
 
 #define PTXQ_TMAP_CACHE 64

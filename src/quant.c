@@ -258,9 +258,13 @@ static int plan_quant(const ptxq_quant_desc *d, const ptxq_tensor *x, const ptxq
         if (d->amax) a->flags |= PTXQ_QUANT_FLAG_WRITE_AMAX;
     }
     if (d->scale_layout == PTXQ_SCALE_128x4) a->flags |= PTXQ_QUANT_FLAG_SF128x4;
-    if (rows_collapse(x) && rows_collapse(q) &&
+    /* FLAT: row r starts at r * pitch everywhere, with 32-bit pitches (the kernel's fast path) */
+    if (rows_collapse(x) && rows_collapse(q) && a->xs2 < 0xFFFFFFFFull && a->qs2 < 0xFFFFFFFFull &&
+        a->ss2 < 0xFFFFFFFFull &&
         (d->scale_layout != PTXQ_SCALE_STRIDED || p->block < 0 || rows_collapse(s)))
         a->flags |= PTXQ_QUANT_FLAG_FLAT;
+    if (a->ssk > 0xFFFFFFFFull)
+        return ptxq_fail(PTXQ_ERR_STRIDE, "quantize: the scale stride along K exceeds 2^32 elements");
     if (p->rows > 0xFFFFFFFFll || xd[1] > 0xFFFFFFFFll || xd[2] > 0xFFFFFFFFll)
         return ptxq_fail(PTXQ_ERR_SHAPE, "quantize: a dimension exceeds 2^32");
     return PTXQ_OK;
@@ -331,14 +335,19 @@ ptxq_status ptxq_quantize(ptxq_context *ctx, const ptxq_quant_desc *d, const ptx
     uint64_t work = p.row_cta    ? (uint64_t)p.rows
                     : p.row_mode ? (uint64_t)ceil_div(p.rows, warps)
                                  : (uint64_t)ceil_div(p.args.total, (int64_t)warps * 32 * PTXQ_QUANT_UNROLL);
-    unsigned grid = (unsigned)(work < 8ull * sms ? work : 8ull * sms);
+    /* persistent: at most one wave of resident CTAs, each striding over the work */
+    uint64_t resident = (uint64_t)sms * (uint64_t)kq->ctas_per_sm;
+    unsigned grid = (unsigned)(work < resident ? work : resident);
     if (grid == 0) grid = 1;
+    uint64_t resident_a = ka ? (uint64_t)sms * (uint64_t)ka->ctas_per_sm : 0;
+    unsigned grid_a = (unsigned)(work < resident_a ? work : resident_a);
+    if (grid_a == 0) grid_a = 1;
     void *params[] = {&p.args};
     if (p.sf_bytes && (r = drv->cuMemsetD8Async(p.args.s, 0, p.sf_bytes, (CUstream)stream)))
         return ptxq_cuda_fail(drv, r, "cuMemsetD8Async (scale padding)");
     if (p.memset_amax && (r = drv->cuMemsetD32Async(p.args.amax, 0, 1, (CUstream)stream)))
         return ptxq_cuda_fail(drv, r, "cuMemsetD32Async (amax)");
-    if (ka && (st = ptxq_launch(ctx, ka, grid, PTXQ_QUANT_THREADS, 0, stream, params))) return st;
+    if (ka && (st = ptxq_launch(ctx, ka, grid_a, PTXQ_QUANT_THREADS, 0, stream, params))) return st;
     if ((st = ptxq_launch(ctx, kq, grid, PTXQ_QUANT_THREADS, 0, stream, params))) return st;
     return ptxq_ok();
 }
