@@ -699,6 +699,19 @@ class Q:
             k(f"cvt.u16.u32 {b}, {code}")
             k(f"@{ps} st.global.u8 [{sa}], {b}")
 
+    def row_scale(self, amax, w, writer):
+        """Row modes: scale = amax / fmax stored by the thread `writer` selects (the row's
+        leading indices w address it); returns the register holding inv."""
+        k = self.k
+        sc, inv = k.reg(".f32", "rscale"), k.reg(".f32", "rinv")
+        self.fp8_scale(amax, sc, inv, FMAX[self.out])
+        sa = k.reg(".b64", "saddr")
+        self.dot3(w, ["%a_ss0", "%a_ss1", "%a_ss2"], sa)
+        k(f"shl.b64 {sa}, {sa}, 2")
+        k(f"add.u64 {sa}, {sa}, %a_s")
+        k(f"@{writer} st.global.f32 [{sa}], {sc}")
+        return inv
+
     def emit_row_cta(self):
         """Row modes, rows up to row_cta_max_k(): a CTA owns a row and keeps it in registers
         (R 16-byte vectors per thread), so x is read once. amax: warp butterfly, one word per
@@ -760,15 +773,9 @@ class Q:
             k(f"ld.shared.v4.f32 {{{vals[j]}, {vals[j+1]}, {vals[j+2]}, {vals[j+3]}}}, [{sa}+{4*j}]")
         for j in range(WARPS):
             k(f"max.f32 {amax}, {amax}, {vals[j]}")
-        sc, inv = k.reg(".f32", "rscale"), k.reg(".f32", "rinv")
-        self.fp8_scale(amax, sc, inv, FMAX[self.out])
         p0 = k.reg(".pred", "p_t0")
         k(f"setp.eq.u32 {p0}, %thread_id, 0")
-        ssa = k.reg(".b64", "saddr")
-        self.dot3(w, ["%a_ss0", "%a_ss1", "%a_ss2"], ssa)
-        k(f"shl.b64 {ssa}, {ssa}, 2")
-        k(f"add.u64 {ssa}, {ssa}, %a_s")
-        k(f"@{p0} st.global.f32 [{ssa}], {sc}")
+        inv = self.row_scale(amax, w, p0)
         k.comment("encode from registers and store")
         for r in range(R):
             f = k.regs(".f32", "x", V)
@@ -830,15 +837,9 @@ class Q:
         k("bra AMAX_LOOP")
         k.label("AMAX_END")
         self.butterfly_max(amax, 32)
-        sc, inv = k.reg(".f32", "rscale"), k.reg(".f32", "rinv")
-        self.fp8_scale(amax, sc, inv, FMAX[self.out])
         pl = k.reg(".pred", "p_lane0")
         k(f"setp.eq.u32 {pl}, %lane, 0")
-        sa = k.reg(".b64", "saddr")
-        self.dot3(w, ["%a_ss0", "%a_ss1", "%a_ss2"], sa)
-        k(f"shl.b64 {sa}, {sa}, 2")
-        k(f"add.u64 {sa}, {sa}, %a_s")
-        k(f"@{pl} st.global.f32 [{sa}], {sc}")
+        inv = self.row_scale(amax, w, pl)
         k.comment("pass 2: re-read (L2), encode, store")
         k(f"mov.u32 {col}, %lane")
         k.label("Q_LOOP")

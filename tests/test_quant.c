@@ -16,47 +16,30 @@
 #include <unistd.h>
 #include <cmocka.h>
 
+#include "gputest.h"
 #include "quant_case.h"
 
-static ptxq_dev g_dev;
-static int g_have_gpu;
-static char g_why[512];
-static uint64_t g_seed;
+static gputest g_test;
 
 static int setup(void **state) {
     (void)state;
-    int rc = dev_open(&g_dev, g_why, sizeof g_why);
-    g_have_gpu = rc == 0;
-    if (rc < 0) {
-        fprintf(stderr, "device open failed: %s\n", g_why);
-        return -1;
-    }
-    g_seed = (uint64_t)time(NULL) ^ ((uint64_t)getpid() << 16);
-    if (getenv("PTXQ_TEST_SEED")) g_seed = strtoull(getenv("PTXQ_TEST_SEED"), NULL, 0);
-    if (g_have_gpu)
-        printf("[ INFO     ] %s sm_%d%d (%s), seed %llu\n", g_dev.info.name, g_dev.info.cc_major,
-               g_dev.info.cc_minor, g_dev.info.target, (unsigned long long)g_seed);
-    return 0;
+    return gputest_open(&g_test);
 }
 
 static int teardown(void **state) {
     (void)state;
-    if (g_have_gpu) dev_close(&g_dev);
+    gputest_close(&g_test);
     return 0;
 }
 
-/* Prints why a GPU test is skipped; the caller then calls cmocka's skip(). */
-static int no_gpu(void) {
-    if (!g_have_gpu) printf("[ SKIP     ] no GPU: %s\n", g_why);
-    return !g_have_gpu;
-}
+static int no_gpu(void) { return gputest_no_gpu(&g_test); }
 
 static int run_one(quant_case c, int verbose) {
     quant_result r;
     char desc[200];
-    c.seed = g_seed++;
+    c.seed = g_test.seed++;
     quant_case_describe(&c, desc, sizeof desc);
-    int rc = quant_case_run(&g_dev, &c, &r);
+    int rc = quant_case_run(&g_test.dev, &c, &r);
     if (rc || verbose)
         printf("[ %s ] %s: codes %lld/%lld wrong, scales %lld wrong, pad %lld touched, amax %d, "
                "gscale %d, max err %.3f step, rel l2 %.2e, over bound %lld %s%s\n",
@@ -170,9 +153,9 @@ static void test_bad_inputs_untouched(void **state) {
     (void)state;
     if (no_gpu()) skip();
     int64_t xs[2] = {64, 256}, ss[2] = {64, 8};
-    uint64_t dx = dev_alloc(&g_dev, 64 * 256 * 2 + 64), dq = dev_alloc(&g_dev, 64 * 256 + 64);
-    uint64_t ds = dev_alloc(&g_dev, 4096), dw = dev_alloc(&g_dev, 64);
-    dev_fill(&g_dev, dx, 0x3C, 64 * 256 * 2 + 64);
+    uint64_t dx = dev_alloc(&g_test.dev, 64 * 256 * 2 + 64), dq = dev_alloc(&g_test.dev, 64 * 256 + 64);
+    uint64_t ds = dev_alloc(&g_test.dev, 4096), dw = dev_alloc(&g_test.dev, 64);
+    dev_fill(&g_test.dev, dx, 0x3C, 64 * 256 * 2 + 64);
     ptxq_quant_desc good;
     memset(&good, 0, sizeof good);
     good.mode = PTXQ_QUANT_MXFP8;
@@ -200,52 +183,52 @@ static void test_bad_inputs_untouched(void **state) {
         case 10: d.out_dtype = PTXQ_E5M2; want = PTXQ_ERR_DTYPE; break;
         default: bq.data = 0; want = PTXQ_ERR_INVALID_ARGUMENT; break;
         }
-        dev_fill(&g_dev, dq, 0x77, 64 * 256 + 64);
-        dev_fill(&g_dev, ds, 0x77, 4096);
-        dev_fill(&g_dev, dw, 0x77, 64);
-        ptxq_status st = ptxq_quantize(g_dev.ctx, &d, &bx, &bq, &bs, g_dev.stream);
+        dev_fill(&g_test.dev, dq, 0x77, 64 * 256 + 64);
+        dev_fill(&g_test.dev, ds, 0x77, 4096);
+        dev_fill(&g_test.dev, dw, 0x77, 64);
+        ptxq_status st = ptxq_quantize(g_test.dev.ctx, &d, &bx, &bq, &bs, g_test.dev.stream);
         if (st != want) fail_msg("case %d: %s (%s), want %s", k, ptxq_status_name(st), ptxq_last_error(), ptxq_status_name(want));
         assert_true(strlen(ptxq_last_error()) > 10);
-        dev_sync(&g_dev);
+        dev_sync(&g_test.dev);
         unsigned char *h = malloc(4096 + 64 * 256 + 64);
-        dev_download(&g_dev, h, dq, 64 * 256 + 64);
+        dev_download(&g_test.dev, h, dq, 64 * 256 + 64);
         for (int i = 0; i < 64 * 256 + 64; ++i) assert_int_equal(h[i], 0x77);
-        dev_download(&g_dev, h, ds, 4096);
+        dev_download(&g_test.dev, h, ds, 4096);
         for (int i = 0; i < 4096; ++i) assert_int_equal(h[i], 0x77);
-        dev_download(&g_dev, h, dw, 64);
+        dev_download(&g_test.dev, h, dw, 64);
         for (int i = 0; i < 64; ++i) assert_int_equal(h[i], 0x77);
         free(h);
     }
     /* and the good call does write */
-    assert_int_equal(ptxq_quantize(g_dev.ctx, &good, &x, &q, &s, g_dev.stream), PTXQ_OK);
-    dev_sync(&g_dev);
+    assert_int_equal(ptxq_quantize(g_test.dev.ctx, &good, &x, &q, &s, g_test.dev.stream), PTXQ_OK);
+    dev_sync(&g_test.dev);
     unsigned char b;
-    dev_download(&g_dev, &b, dq, 1);
+    dev_download(&g_test.dev, &b, dq, 1);
     /* every input is bf16 0x3C3C: exponent field 0x78, scale code 0x78 - 8, inv 2^(127 - code) */
     float v = ptxq_bf16_decode(0x3C3C), inv = ldexpf(1.0f, 127 - (0x78 - 8));
     assert_int_equal(b, ptxq_e4m3_encode(v * inv, 1));
-    dev_free(&g_dev, dx); dev_free(&g_dev, dq); dev_free(&g_dev, ds); dev_free(&g_dev, dw);
+    dev_free(&g_test.dev, dx); dev_free(&g_test.dev, dq); dev_free(&g_test.dev, ds); dev_free(&g_test.dev, dw);
 }
 
 /* A per-tensor quantization (memset + two kernels) captured in a CUDA graph and replayed. */
 static void test_graph_capture(void **state) {
     (void)state;
     if (no_gpu()) skip();
-    const ptxq_cudrv *D = g_dev.drv;
+    const ptxq_cudrv *D = g_test.dev.drv;
     int64_t xs[2] = {96, 1024}, one = 1;
     size_t n = 96 * 1024;
     uint16_t *hx = malloc(n * 2);
     float amax = 0;
-    rng64 g = {g_seed++};
+    rng64 g = {g_test.seed++};
     for (size_t i = 0; i < n; ++i) {
         hx[i] = ptxq_bf16_encode((float)rng_normal(&g) * 3.0f);
         float a = fabsf(ptxq_bf16_decode(hx[i]));
         if (a > amax) amax = a;
     }
-    uint64_t dx = dev_alloc(&g_dev, n * 2), dq = dev_alloc(&g_dev, n), ds = dev_alloc(&g_dev, 4),
-             dw = dev_alloc(&g_dev, 4);
-    dev_upload(&g_dev, dx, hx, n * 2);
-    dev_fill(&g_dev, dq, 0x5A, n);
+    uint64_t dx = dev_alloc(&g_test.dev, n * 2), dq = dev_alloc(&g_test.dev, n), ds = dev_alloc(&g_test.dev, 4),
+             dw = dev_alloc(&g_test.dev, 4);
+    dev_upload(&g_test.dev, dx, hx, n * 2);
+    dev_fill(&g_test.dev, dq, 0x5A, n);
     ptxq_quant_desc d;
     memset(&d, 0, sizeof d);
     d.mode = PTXQ_QUANT_FP8_TENSOR;
@@ -255,23 +238,23 @@ static void test_graph_capture(void **state) {
     ptxq_tensor s = ptxq_tensor_make(PTXQ_F32, 1, &one, ds);
     CUgraph graph;
     CUgraphExec exec;
-    assert_int_equal(D->cuStreamBeginCapture(g_dev.stream, CU_STREAM_CAPTURE_MODE_THREAD_LOCAL), CUDA_SUCCESS);
-    assert_int_equal(ptxq_quantize(g_dev.ctx, &d, &x, &q, &s, g_dev.stream), PTXQ_OK);
-    assert_int_equal(D->cuStreamEndCapture(g_dev.stream, &graph), CUDA_SUCCESS);
+    assert_int_equal(D->cuStreamBeginCapture(g_test.dev.stream, CU_STREAM_CAPTURE_MODE_THREAD_LOCAL), CUDA_SUCCESS);
+    assert_int_equal(ptxq_quantize(g_test.dev.ctx, &d, &x, &q, &s, g_test.dev.stream), PTXQ_OK);
+    assert_int_equal(D->cuStreamEndCapture(g_test.dev.stream, &graph), CUDA_SUCCESS);
     assert_int_equal(D->cuGraphInstantiateWithFlags(&exec, graph, 0), CUDA_SUCCESS);
     float got_amax = -1;
-    dev_download(&g_dev, &got_amax, dw, 4);
+    dev_download(&g_test.dev, &got_amax, dw, 4);
     unsigned char q0;
-    dev_download(&g_dev, &q0, dq, 1);
+    dev_download(&g_test.dev, &q0, dq, 1);
     assert_int_equal(q0, 0x5A); /* capture enqueued nothing */
     for (int rep = 0; rep < 3; ++rep) {
-        dev_fill(&g_dev, dq, 0x5A, n);
-        assert_int_equal(D->cuGraphLaunch(exec, g_dev.stream), CUDA_SUCCESS);
-        dev_sync(&g_dev);
-        dev_download(&g_dev, &got_amax, dw, 4);
+        dev_fill(&g_test.dev, dq, 0x5A, n);
+        assert_int_equal(D->cuGraphLaunch(exec, g_test.dev.stream), CUDA_SUCCESS);
+        dev_sync(&g_test.dev);
+        dev_download(&g_test.dev, &got_amax, dw, 4);
         assert_true(got_amax == amax);
         unsigned char *hq = malloc(n);
-        dev_download(&g_dev, hq, dq, n);
+        dev_download(&g_test.dev, hq, dq, n);
         float inv = 448.0f / amax;
         for (size_t i = 0; i < n; ++i)
             assert_int_equal(hq[i], ptxq_e4m3_encode(ptxq_bf16_decode(hx[i]) * inv, 1));
@@ -279,7 +262,7 @@ static void test_graph_capture(void **state) {
     }
     D->cuGraphExecDestroy(exec);
     D->cuGraphDestroy(graph);
-    dev_free(&g_dev, dx); dev_free(&g_dev, dq); dev_free(&g_dev, ds); dev_free(&g_dev, dw);
+    dev_free(&g_test.dev, dx); dev_free(&g_test.dev, dq); dev_free(&g_test.dev, ds); dev_free(&g_test.dev, dw);
     free(hx);
 }
 
@@ -298,7 +281,7 @@ static void *thread_main(void *arg) {
     c.shape[1] = 256;
     c.seed = (uint64_t)(uintptr_t)arg;
     quant_result r;
-    j->rc = quant_case_run(&g_dev, &c, &r);
+    j->rc = quant_case_run(&g_test.dev, &c, &r);
     return NULL;
 }
 
@@ -306,9 +289,9 @@ static void test_threads_share_context(void **state) {
     (void)state;
     if (no_gpu()) skip();
     /* fresh context so that no module is loaded yet */
-    ptxq_context *saved = g_dev.ctx, *fresh = NULL;
+    ptxq_context *saved = g_test.dev.ctx, *fresh = NULL;
     assert_int_equal(ptxq_context_create(0, &fresh), PTXQ_OK);
-    g_dev.ctx = fresh;
+    g_test.dev.ctx = fresh;
     thread_job jobs[8] = {
         {PTXQ_QUANT_INT8_ROW, PTXQ_I8, 0}, {PTXQ_QUANT_INT8_ROW, PTXQ_I8, 0},
         {PTXQ_QUANT_MXFP8, PTXQ_E4M3, 0}, {PTXQ_QUANT_MXFP8, PTXQ_E4M3, 0},
@@ -318,7 +301,7 @@ static void test_threads_share_context(void **state) {
     pthread_t th[8];
     for (int i = 0; i < 8; ++i) pthread_create(&th[i], NULL, thread_main, &jobs[i]);
     for (int i = 0; i < 8; ++i) pthread_join(th[i], NULL);
-    g_dev.ctx = saved;
+    g_test.dev.ctx = saved;
     ptxq_context_destroy(fresh);
     for (int i = 0; i < 8; ++i) assert_int_equal(jobs[i].rc, 0);
 }
@@ -334,14 +317,14 @@ static void test_override(void **state) {
     for (int form = 0; form < 2; ++form) {
         if (form == 0) {
             ptxq_kernel_info k;
-            assert_int_equal(ptxq_kernel_find(kname, g_dev.info.target, &k), PTXQ_OK);
+            assert_int_equal(ptxq_kernel_find(kname, g_test.dev.info.target, &k), PTXQ_OK);
             snprintf(path, sizeof path, "%s/%s.cubin", dir, kname);
             FILE *f = fopen(path, "wb");
             fwrite(k.cubin, 1, k.cubin_size, f);
             fclose(f);
         } else {
             unlink(path);
-            snprintf(src, sizeof src, "%s/%s.%s.ptx", PTXQ_BUILD_GEN_DIR, kname, g_dev.info.target);
+            snprintf(src, sizeof src, "%s/%s.%s.ptx", PTXQ_BUILD_GEN_DIR, kname, g_test.dev.info.target);
             FILE *in = fopen(src, "rb");
             if (!in) fail_msg("generated PTX %s not found", src);
             snprintf(path, sizeof path, "%s/%s.ptx", dir, kname);
@@ -353,13 +336,13 @@ static void test_override(void **state) {
             fclose(out);
         }
         setenv("PTXQ_KERNEL_DIR", dir, 1);
-        ptxq_context *saved = g_dev.ctx, *fresh = NULL;
+        ptxq_context *saved = g_test.dev.ctx, *fresh = NULL;
         assert_int_equal(ptxq_context_create(0, &fresh), PTXQ_OK);
-        g_dev.ctx = fresh;
+        g_test.dev.ctx = fresh;
         thread_job j = {PTXQ_QUANT_INT8_ROW, PTXQ_I8, -1};
         thread_main(&j);
         int ov = ptxq_kernel_overridden(fresh, kname);
-        g_dev.ctx = saved;
+        g_test.dev.ctx = saved;
         ptxq_context_destroy(fresh);
         unsetenv("PTXQ_KERNEL_DIR");
         assert_int_equal(j.rc, 0);

@@ -1,0 +1,32 @@
+/* gputest.c -- see gputest.h. */
+#include "gputest.h"
+
+#include <stdio.h>
+#include <stdlib.h>
+#include <time.h>
+#include <unistd.h>
+
+int gputest_open(gputest *g) {
+    int rc = dev_open(&g->dev, g->why, sizeof g->why);
+    g->have_gpu = rc == 0;
+    if (rc < 0) {
+        fprintf(stderr, "device open failed: %s\n", g->why);
+        return -1;
+    }
+    g->seed = (uint64_t)time(NULL) ^ ((uint64_t)getpid() << 16);
+    if (getenv("PTXQ_TEST_SEED")) g->seed = strtoull(getenv("PTXQ_TEST_SEED"), NULL, 0);
+    if (g->have_gpu)
+        printf("[ INFO     ] %s sm_%d%d (%s), seed %llu (PTXQ_TEST_SEED replays)\n",
+               g->dev.info.name, g->dev.info.cc_major, g->dev.info.cc_minor, g->dev.info.target,
+               (unsigned long long)g->seed);
+    return 0;
+}
+
+void gputest_close(gputest *g) {
+    if (g->have_gpu) dev_close(&g->dev);
+}
+
+int gputest_no_gpu(const gputest *g) {
+    if (!g->have_gpu) printf("[ SKIP     ] no GPU: %s\n", g->why);
+    return !g->have_gpu;
+}
