@@ -35,7 +35,11 @@ static uint8_t encode(ptxq_dtype out, float y) {
     switch (out) {
     case PTXQ_E4M3: return ptxq_e4m3_encode(y, 1);
     case PTXQ_E5M2: return ptxq_e5m2_encode(y, 1);
-    case PTXQ_E2M1: return ptxq_e2m1_encode(ptxq_f16_decode(ptxq_f16_encode(y))); /* via f16 */
+    case PTXQ_E2M1: {
+        /* via f16; the sign is that of h < 0 (sm_90a kernel rule: -0 and NaN encode unsigned) */
+        float h = ptxq_f16_decode(ptxq_f16_encode(y));
+        return (uint8_t)((ptxq_e2m1_encode(fabsf(h)) & 7) | (h < 0.0f ? 8 : 0));
+    }
     default: break;
     }
     /* cvt.rni.sat.s8.f32: nearest even integer, clamped; NaN -> 0 */
