@@ -169,8 +169,9 @@ float ptxq_f16_decode(uint16_t bits);
 /* ---- quantization -------------------------------------------------------------------------
  * x: BF16, F16 or F32, rank 2..4, innermost dimension contiguous (stride 1), 16-byte aligned base
  * and 16-byte multiple pitches. "rows" are all leading indices; K = x.shape[rank-1].
- * q: same shape, dtype per mode below, innermost stride 1, 8-byte aligned base and pitches
- * (4-byte for E2M1 and for F32 inputs quantized to 8 bits).
+ * q: same shape, dtype per mode below, innermost stride 1, base and pitches aligned to what one
+ * lane stores: 16 bytes for FP8_BLOCK, MXFP8 and INT8_BLOCK from BF16/F16; 8 bytes for NVFP4 and
+ * the other modes from BF16/F16; 4 bytes for the other modes from F32.
  *
  * mode            q dtype       scale (dequantize: x ~= decode(q) * scale [* global])
  * FP8_TENSOR      E4M3/E5M2     F32, rank 1, shape [1]: amax / fmax        (amax pass + quantize)
@@ -183,7 +184,8 @@ float ptxq_f16_decode(uint16_t bits);
  * INT8_BLOCK      I8            F32, shape [rows..., K/block] (block 32, 64 or 128): amax / 127
  *
  * NVFP4 codes are e2m1(f16(x * inv)): the product is rounded to f16 first (RNE), which moves only
- * ties within 2^-11 of an E2M1 midpoint and lets every target encode packed pairs.
+ * ties within 2^-11 of an E2M1 midpoint and lets every target encode packed pairs. On sm_90a a
+ * -0 or NaN product encodes with a clear sign bit (0x0 / 0x7); the sm_100a/sm_120a cvt keeps it.
  * fmax is 448 (E4M3) or 57344 (E5M2). Values are encoded with round-to-nearest-even and saturate
  * (MXFP8 follows OCP MX v1.0, which saturates values above fmax after the power-of-two scale).
  * A zero block gets scale 0 (UE8M0: code 0) and zero codes.
@@ -264,8 +266,9 @@ ptxq_status ptxq_quantize(ptxq_context *ctx, const ptxq_quant_desc *desc, const 
  * K must be a multiple of B (else PTXQ_ERR_SHAPE); K = 0 writes zeros; M = 0 or L = 0 enqueues
  * nothing. UE8M0 code 0 is 2^-127, 255 NaN; UE4M3's bit 7 is ignored (code 0x7F is NaN).
  *
- * Numerics: FP4 x FP4 block dot products are exact (f16x2 FMAs whose partial sums stay exactly
- * representable, see gen/gemv.py); MXFP8 and BF16/F16 x use f32 products and sums. Block sums are
+ * Numerics: FP4 x FP4 block dot products are exact (sm_90a: int32 dp4a of doubled E2M1 values,
+ * read back as f32 exactly; sm_100a / sm_120a: f16x2 FMAs whose partial sums stay exactly
+ * representable; see gen/gemv.py); MXFP8 and BF16/F16 x use f32 products and sums. Block sums are
  * scaled (sa * sx in f32) and accumulated in f32; ga * gx and the conversion to y come last.
  *
  * Work split (the plan): a thread owns rows_per_thread rows (1, 2, 4: kernel variants), a CTA is 8

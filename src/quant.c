@@ -13,7 +13,8 @@
 typedef struct quant_plan {
     char kernel[64];
     char amax_kernel[64]; /* "" unless an amax pass runs first */
-    int vec;              /* input elements per 16-byte vector */
+    int vec;              /* input elements per item (one lane's 16 or 32 contiguous bytes) */
+    int unroll;           /* items per lane per trip */
     int block;            /* elements per scale; 0 = row, -1 = tensor */
     int64_t rows, K, nk;
     int row_mode;
@@ -131,13 +132,15 @@ static int plan_quant(const ptxq_quant_desc *d, const ptxq_tensor *x, const ptxq
                          "(x stride %lld, q stride %lld)", (long long)x->stride[r - 1],
                          (long long)q->stride[r - 1]);
     int esz = ptxq_dtype_bits(x->dtype) / 8;
-    p->vec = 16 / esz;
+    int nvec = 1;
+    ptxq_quant_item_shape(kmode, esz, &nvec, &p->unroll);
+    p->vec = 16 / esz * nvec; /* a lane's item: one or more 16-byte vectors */
     p->K = x->shape[r - 1];
     p->rows = 1;
     for (int i = 0; i < r - 1; ++i) p->rows *= x->shape[i];
     if (p->K % p->vec)
         return ptxq_fail(PTXQ_ERR_SHAPE, "quantize: K = %lld must be a multiple of %d for %s "
-                         "(16-byte vectors)", (long long)p->K, p->vec, in);
+                         "(a lane's vector)", (long long)p->K, p->vec, in);
     if (p->block > 0 && p->K % p->block)
         return ptxq_fail(PTXQ_ERR_SHAPE, "quantize: K = %lld is not a multiple of the scale block %d",
                          (long long)p->K, p->block);
@@ -334,20 +337,27 @@ ptxq_status ptxq_quantize(ptxq_context *ctx, const ptxq_quant_desc *d, const ptx
     unsigned warps = PTXQ_QUANT_THREADS / 32;
     uint64_t work = p.row_cta    ? (uint64_t)p.rows
                     : p.row_mode ? (uint64_t)ceil_div(p.rows, warps)
-                                 : (uint64_t)ceil_div(p.args.total, (int64_t)warps * 32 * PTXQ_QUANT_UNROLL);
+                                 : (uint64_t)ceil_div(p.args.total, (int64_t)warps * 32 * p.unroll);
     /* persistent: at most one wave of resident CTAs, each striding over the work */
     uint64_t resident = (uint64_t)sms * (uint64_t)kq->ctas_per_sm;
     unsigned grid = (unsigned)(work < resident ? work : resident);
     if (grid == 0) grid = 1;
+    /* the amax pass always takes one 16-byte vector per item */
+    ptxq_quant_args aargs = p.args;
+    int64_t avec = 16 / (ptxq_dtype_bits(x->dtype) / 8);
+    aargs.vpr = (uint32_t)(p.K / avec);
+    aargs.total = (uint32_t)(p.rows * (p.K / avec));
+    uint64_t awork = (uint64_t)ceil_div(aargs.total, (int64_t)warps * 32 * PTXQ_QUANT_UNROLL);
     uint64_t resident_a = ka ? (uint64_t)sms * (uint64_t)ka->ctas_per_sm : 0;
-    unsigned grid_a = (unsigned)(work < resident_a ? work : resident_a);
+    unsigned grid_a = (unsigned)(awork < resident_a ? awork : resident_a);
     if (grid_a == 0) grid_a = 1;
     void *params[] = {&p.args};
+    void *aparams[] = {&aargs};
     if (p.sf_bytes && (r = drv->cuMemsetD8Async(p.args.s, 0, p.sf_bytes, (CUstream)stream)))
         return ptxq_cuda_fail(drv, r, "cuMemsetD8Async (scale padding)");
     if (p.memset_amax && (r = drv->cuMemsetD32Async(p.args.amax, 0, 1, (CUstream)stream)))
         return ptxq_cuda_fail(drv, r, "cuMemsetD32Async (amax)");
-    if (ka && (st = ptxq_launch(ctx, ka, grid_a, PTXQ_QUANT_THREADS, 0, stream, params))) return st;
+    if (ka && (st = ptxq_launch(ctx, ka, grid_a, PTXQ_QUANT_THREADS, 0, stream, aparams))) return st;
     if ((st = ptxq_launch(ctx, kq, grid, PTXQ_QUANT_THREADS, 0, stream, params))) return st;
     return ptxq_ok();
 }
