@@ -18,7 +18,9 @@ Work decomposition
   Each warp walks its chunks with stride 32 * WK: a main loop of U chunks per row per trip
   (U * R independent 16-byte loads in flight per thread, U = 4/R, at most 2 with BF16/F16 x),
   a one-chunk loop, and one predicated tail trip whose inactive lanes load nothing and hold
-  zeros (NVFP4 with K % 32 == 16 ends rows with a half chunk: an 8-byte load).
+  zeros (NVFP4 with K % 32 == 16 ends rows with a half chunk: an 8-byte load). FP4 A with
+  BF16/F16 x software-pipelines the main loop (see pipelined()): two register sets, the next
+  trip's loads issued before this trip's decode.
   Partial sums are reduced with a shfl butterfly per row, then across the WK warps of a row
   through 128 bytes of shared memory; one thread per row applies ga * gx, converts, stores.
 
@@ -28,7 +30,20 @@ the .L2::256B prefetch hint. x and its scales use L1::evict_last and an L2 evict
 every CTA of a batch reads the same x.
 
 Decode
-  sm_90a has no FP4 cvt. E2M1 -> f16 by byte permute: the f16 of every E2M1 magnitude has a zero
+  sm_90a, FP4 A with FP4 x (the dp4a path): 2 * an E2M1 value is an integer in
+  {0, 1, 2, 3, 4, 6, 8, 12}, so block dot products are integer dot products (dp4a) of table
+  bytes. A prmt looks 4 magnitudes up in an 8-byte table at once; a selector nibble with bit 3
+  set (a negative code) yields the replicated sign of its table byte, 0 here, so the lookup on
+  A's word gives P (the positive codes' bytes, 0 for negative ones) and the lookup on
+  word ^ 0x88888888 gives N (the negative codes' magnitudes): A = P - N, 7 integer ops per 8
+  elements (xor, 2 shifts, 4 prmt) and 4 dp4a, where the f16 path below needs 15 + 4 HFMA2.
+  x is decoded once per chunk for the R rows into signed bytes (the table and the negated table,
+  picked by a byte mask of the signs from a sign-replicating prmt: 11 ops per 8 elements).
+  The tables live in registers made opaque to ptxas (times unit and a thread-dependent 1), else
+  it rematerializes the constant with an IMAD before every prmt.
+  SASS per 16-byte row chunk (loop body, R = 4, NVFP4): 132 instructions (67 integer-pipe) with
+  the f16 path, 82.5 (45.5 integer-pipe, 16 IDP) with this one.
+  sm_90a otherwise (FP4 A with BF16/F16 x) has no FP4 cvt. E2M1 -> f16 by byte permute: the f16 of every E2M1 magnitude has a zero
   low byte and a high byte from {00 38 3C 3E 40 42 44 46}, an 8-entry table that prmt indexes
   with the 3 magnitude bits of four nibbles at once (bit 3 of a selector nibble would mean "sign
   replicate", so the sign bits are masked off first). A second prmt per pair spreads the table
@@ -40,8 +55,13 @@ Decode
   UE4M3 scales) -> f16x2 with cvt.rn.f16x2.e4m3x2 on every target. BF16 x -> f32 is a shift or a
   mask; F16 x -> f32 is cvt.
 
-Accumulation precision (why f16x2 where it is used, f32 elsewhere)
-  FP4 x FP4 (nvfp4/mxfp4 with x in the same format): every E2M1 value is k/2 with
+Accumulation precision (why integers or f16x2 where they are used, f32 elsewhere)
+  FP4 x FP4 on sm_90a (the dp4a path): products of doubled values are integers |j| <= 144;
+  the P and N chains of a block (16 or 32 products each) accumulate in int32, starting from the
+  bits of 1.5 * 2^21, an f32 whose ulp is 1/4: the chain read as f32 is 1.5 * 2^21 + sum / 4
+  exactly (|sum| / 4 <= 32 * 36 < 2^20), and the difference of the two f32 is the block dot
+  product, exact (both lie in [2^21, 2^22), same ulp). No rounding before the block scale.
+  FP4 x FP4 on sm_100a / sm_120a (f16x2): every E2M1 value is k/2 with
   k in {0,1,2,3,4,6,8,12}, so a product is j/4 with |j| <= 144: exact in f16 (11-bit
   significand). Each half of an f16x2 accumulator takes 8 products (two words of 4 pairs), so its
   partial sums are multiples of 1/4 with magnitude <= 8 * 36 = 288 < 512, where f16 spacing is
@@ -113,6 +133,13 @@ def unroll(fmt, xt, rows):
     return u
 
 
+def pipelined(fmt, xt):
+    """Software-pipelined main loop (next trip's loads before this trip's decode): measured on an
+    H200, +5-9 points of %copy for FP4 A with BF16/F16 x (long f32 decode per trip), nothing or
+    slightly worse for FP4 x FP4 and MXFP8 (the extra register set costs occupancy)."""
+    return 1 if FORMATS[fmt]["elem"] == "e2m1" and xt != "same" else 0
+
+
 def kernel_name(fmt, xt, rows):
     return f"gemv_{fmt}_{fmt if xt == 'same' else xt}_r{rows}"
 
@@ -125,7 +152,8 @@ def variants():
                 res.append((kernel_name(fmt, xt, rows),
                             {"format": fmt, "x": xt, "rows": rows, "elem": f["elem"],
                              "scale": f["scale"], "block": f["block"],
-                             "unroll": unroll(fmt, xt, rows), "threads": THREADS}))
+                             "unroll": unroll(fmt, xt, rows), "threads": THREADS,
+                             "pipe": pipelined(fmt, xt)}))
     return res
 
 
@@ -134,6 +162,21 @@ E2M1_F16_HI = (0x00, 0x38, 0x3C, 0x3E, 0x40, 0x42, 0x44, 0x46)
 LUT_LO = E2M1_F16_HI[0] | E2M1_F16_HI[1] << 8 | E2M1_F16_HI[2] << 16 | E2M1_F16_HI[3] << 24
 LUT_HI = E2M1_F16_HI[4] | E2M1_F16_HI[5] << 8 | E2M1_F16_HI[6] << 16 | E2M1_F16_HI[7] << 24
 LOP_OR_AND = 0xF8   # lop3 truth table of a | (b & c)
+LOP_SEL = 0xE4      # lop3 truth table of c ? a : b (bitwise)
+
+# sm_90a FP4 x FP4: E2M1 magnitude code -> 2 * value, an integer (int8 table for prmt + dp4a)
+E2M1_X2 = (0, 1, 2, 3, 4, 6, 8, 12)
+I8_LO = E2M1_X2[0] | E2M1_X2[1] << 8 | E2M1_X2[2] << 16 | E2M1_X2[3] << 24
+I8_HI = E2M1_X2[4] | E2M1_X2[5] << 8 | E2M1_X2[6] << 16 | E2M1_X2[7] << 24
+NEG_LO = sum(((-v) & 0xFF) << 8 * i for i, v in enumerate(E2M1_X2[:4]))
+NEG_HI = sum(((-v) & 0xFF) << 8 * i for i, v in enumerate(E2M1_X2[4:]))
+# int32 dp4a sums start from the bits of 1.5 * 2^21, an f32 whose ulp is 1/4: read back as f32
+# the accumulator is 1.5 * 2^21 + sum / 4 exactly (|sum| / 4 <= 32 * 36 < 2^20)
+DP_MAGIC = 0x4A400000
+DP_MAGIC_F = 3145728.0
+# prmt selectors spreading the sign bits of nibbles 0-3 (4-7) of w into byte masks, from
+# {a = w << 4, b = w}: nibble 2i's sign is bit 7 of byte i of a, nibble 2i+1's of byte i of b
+SIGN_SEL = (0xD9C8, 0xFBEA)
 
 
 def spread_selector(i):
@@ -179,6 +222,51 @@ def decode_fp4(k, target, w, tag):
     return out
 
 
+def decode_x_i8(k, w, tag):
+    """sm_90a, FP4 x: one word of 8 E2M1 codes -> 2 words of signed bytes 2 * value (elements
+    0-3, 4-7). Table bytes for 4 magnitudes per prmt, the negated table likewise, and a byte
+    mask of the signs (prmt sign-replicate) picks one of the two: 11 integer ops per 8 elements,
+    once per chunk for R rows."""
+    mag, mhi, ws = k.reg(".b32", "t_xmag"), k.reg(".b32", "t_xmhi"), k.reg(".b32", "t_xws")
+    k(f"and.b32 {mag}, {w}, 0x77777777")
+    k(f"shr.b32 {mhi}, {mag}, 16")
+    k(f"shl.b32 {ws}, {w}, 4")
+    out = []
+    for h, m in enumerate((mag, mhi)):
+        p, n, s = k.reg(".b32", "t_xp"), k.reg(".b32", "t_xn"), k.reg(".b32", "t_xs")
+        o = k.reg(".b32", f"{tag}i{h}")
+        k(f"prmt.b32 {p}, %i8lo, %i8hi, {m}")
+        k(f"prmt.b32 {n}, %neglo, %neghi, {m}")
+        k(f"prmt.b32 {s}, {ws}, {w}, 0x{SIGN_SEL[h]:04X}")
+        k(f"lop3.b32 {o}, {n}, {p}, {s}, 0x{LOP_SEL:02X}")
+        out.append(o)
+    return out
+
+
+def decode_a_i8(k, w, tag, shift="shr"):
+    """sm_90a, FP4 A: one word of 8 E2M1 codes -> [(P, N)] for elements 0-3 and 4-7, byte
+    2 * |value| in P where the code is positive, in N where it is negative (0 elsewhere). A prmt
+    selector nibble with bit 3 set replicates the sign of a table byte (all < 0x80: 0), so the
+    lookup on w zeroes the negative codes and the lookup on w ^ 0x88888888 the positive ones;
+    value = P - N. 7 integer ops per 8 elements."""
+    wx = k.reg(".b32", f"{tag}wx")
+    whi, wxhi = k.reg(".b32", f"{tag}whi"), k.reg(".b32", f"{tag}wxhi")
+    k(f"xor.b32 {wx}, {w}, 0x88888888")
+    if shift == "mulhi":   # w >> 16 on the FMA pipe (an experiment knob: no gain on an H200)
+        k(f"mul.hi.u32 {whi}, {w}, 65536")
+        k(f"mul.hi.u32 {wxhi}, {wx}, 65536")
+    else:
+        k(f"shr.b32 {whi}, {w}, 16")
+        k(f"shr.b32 {wxhi}, {wx}, 16")
+    out = []
+    for h, (sp, sn) in enumerate(((w, wx), (whi, wxhi))):
+        p, n = k.reg(".b32", f"{tag}p{h}"), k.reg(".b32", f"{tag}n{h}")
+        k(f"prmt.b32 {p}, %i8lo, %i8hi, {sp}")
+        k(f"prmt.b32 {n}, %i8lo, %i8hi, {sn}")
+        out.append((p, n))
+    return out
+
+
 def decode_fp8(k, w, tag):
     """One word of 4 E4M3 codes -> 2 f16x2 (elements (0,1), (2,3))."""
     lo, hi = k.reg(".b16", f"{tag}q0"), k.reg(".b16", f"{tag}q1")
@@ -211,6 +299,10 @@ class GV:
         self.nv = self.fmt == "nvfp4"
         self.same = self.xt == "same"
         self.layout, self.argsize = arg_layout()
+        # sm_90a FP4 x FP4: int8 decode + dp4a (integer block sums); GEMV_OPTS tunes experiments
+        self.dp = self.same and self.fp4 and target == "sm_90a"
+        self.shift = p.get("shift", "shr")
+        self.pipe = int(p.get("pipe", 0))
         # x bytes per chunk: FP4 chunk = 32 elements, FP8 chunk = 16
         self.epc = 32 if self.fp4 else 16
         self.xbytes = 16 if self.same else 2 * self.epc
@@ -295,7 +387,18 @@ class GV:
         k.reg(".b64", "pol_x")
         k("createpolicy.fractional.L2::evict_first.b64 %pol_a, 1.0")
         k("createpolicy.fractional.L2::evict_last.b64 %pol_x, 1.0")
-        if self.fp4 and self.target == "sm_90a":
+        if self.dp:
+            k.comment("E2M1 magnitude -> 2 * value as int8, and negated, tables for prmt. Times\n"
+                      "unit (1), so ptxas keeps them in registers instead of rematerializing a\n"
+                      "constant (an IMAD move) before every prmt")
+            uv = k.reg(".b32", "unit_v")
+            k(f"or.b32 {uv}, %thread, 1")
+            k(f"and.b32 {uv}, {uv}, %a_unit")
+            for name, val in (("i8lo", I8_LO), ("i8hi", I8_HI), ("neglo", NEG_LO),
+                              ("neghi", NEG_HI)):
+                k.reg(".b32", name)
+                k(f"mul.lo.u32 %{name}, {uv}, 0x{val:08X}")
+        elif self.fp4 and self.target == "sm_90a":
             k.comment("E2M1 magnitude -> f16 high byte table for prmt (codes 0-3, 4-7)")
             k.reg(".b32", "lut0")
             k.reg(".b32", "lut1")
@@ -359,6 +462,10 @@ class GV:
         return kk
 
     def body(self, U, pred, tag):
+        self.compute(self.load(U, pred, ""), tag)
+
+    def load(self, U, pred, sfx):
+        """Issue one trip's loads (U chunks x R rows) into register set sfx; returns them."""
         k, R = self.k, self.R
         cs = []
         for u in range(U):
@@ -386,7 +493,7 @@ class GV:
             xa = k.reg(".b64", f"xaddr{u}")
             k(f"mad.wide.u32 {xa}, {cs[u]}, {self.xbytes}, %xrow")
             nvec = self.xbytes // 16
-            words = [k.reg(".b32", f"x{u}_{j}") for j in range(4 * nvec)]
+            words = [k.reg(".b32", f"x{sfx}{u}_{j}") for j in range(4 * nvec)]
             if pred:
                 self.zero(words)
             for q in range(nvec):
@@ -406,7 +513,7 @@ class GV:
             if self.same:
                 sa = k.reg(".b64", f"xsaddr{u}")
                 k(f"mad.wide.u32 {sa}, {kk}, %a_xs_k, %xsrow")
-                xsb.append(self.scale_bytes(f"xs{u}", sa, f"add.u64 {sa}, {sa}, %xs_k64", "x",
+                xsb.append(self.scale_bytes(f"xs{sfx}{u}", sa, f"add.u64 {sa}, {sa}, %xs_k64", "x",
                                             pred, pf, pany))
             # A scale k offset, shared by the R rows
             ko = k.reg(".b32", f"koff{u}")
@@ -422,7 +529,7 @@ class GV:
             for r in range(R):
                 aa = k.reg(".b64", f"aaddr{u}_{r}")
                 k(f"mad.wide.u32 {aa}, {cs[u]}, 16, %abase{r}")
-                words = [k.reg(".b32", f"a{u}_{r}_{j}") for j in range(4)]
+                words = [k.reg(".b32", f"a{sfx}{u}_{r}_{j}") for j in range(4)]
                 if pred:
                     self.zero(words)
                 self.ld(words, aa, "a", pf)
@@ -431,12 +538,17 @@ class GV:
                 awu.append(words)
                 sa = k.reg(".b64", f"saddr{u}_{r}")
                 k(f"mad.wide.u32 {sa}, {ko}, %a_unit, %sbase{r}")
-                asu.append(self.scale_bytes(f"as{u}_{r}", sa,
+                asu.append(self.scale_bytes(f"as{sfx}{u}_{r}", sa,
                                             f"mad.wide.u32 {sa}, {ko1}, %a_unit, %sbase{r}", "a",
                                             pred, pf, pany))
             aw.append(awu)
             asb.append(asu)
+        return (U, xw, xsb, aw, asb)
 
+    def compute(self, loaded, tag):
+        """Decode and accumulate one trip's loaded registers."""
+        k, R = self.k, self.R
+        U, xw, xsb, aw, asb = loaded
         for u in range(U):
             k.comment(f"chunk {u}: decode x once, then each row: decode, block sums, scale")
             xv = self.decode_x(xw[u], f"{tag}{u}")
@@ -444,13 +556,13 @@ class GV:
             for r in range(R):
                 sa = self.scales(asb[u][r], "sa")
                 self.row_chunk(aw[u][r], xv, sa, sx, r)
-        # unused when pred is None: keep names stable
-        return pany
 
     # ---- decode ----------------------------------------------------------------------------
     def decode_x(self, words, tag):
         """FP4 x (same format): f16x2 per word. Otherwise a list of f32 per element."""
         k = self.k
+        if self.dp:
+            return [decode_x_i8(k, words[j], f"dx{j}_") for j in range(4)]
         if self.same and self.fp4:
             return [decode_fp4(k, self.target, words[j], f"dx{j}_") for j in range(4)]
         xf = [k.reg(".f32", f"xf{e}") for e in range(self.epc)]
@@ -496,6 +608,26 @@ class GV:
         """One chunk of row r: block sums, times scales, into acc[r]."""
         k = self.k
         acc = self.acc[r]
+        if self.dp:
+            ad = [decode_a_i8(k, words[j], f"da{j}_", self.shift) for j in range(4)]
+            k.comment("block dot products: dp4a of 2 * values, exact in int32; P and N chains")
+            blocks = [[0, 1], [2, 3]] if self.nv else [[0, 1, 2, 3]]
+            for b, wl in enumerate(blocks):
+                cp, cn = k.reg(".b32", "dp_p"), k.reg(".b32", "dp_n")
+                k(f"mov.b32 {cp}, 0x{DP_MAGIC:08X}")
+                k(f"mov.b32 {cn}, 0x{DP_MAGIC:08X}")
+                for j in wl:
+                    for h in range(2):
+                        pa, na = ad[j][h]
+                        k(f"dp4a.s32.s32 {cp}, {pa}, {xv[j][h]}, {cp}")
+                        k(f"dp4a.s32.s32 {cn}, {na}, {xv[j][h]}, {cn}")
+                fp, fn = k.reg(".f32", "t_dpf"), k.reg(".f32", "t_dnf")
+                bsum = k.reg(".f32", f"bsum{b}")
+                k(f"mov.b32 {fp}, {cp}")
+                k(f"mov.b32 {fn}, {cn}")
+                k(f"sub.f32 {bsum}, {fp}, {fn}")
+                self.apply(bsum, sa[b], sx[b], acc)
+            return
         if self.same and self.fp4:
             ah = [decode_fp4(k, self.target, words[j], f"da{j}_") for j in range(4)]
             k.comment("block dot products in f16x2: 8 exact products per half, sums < 512: exact")
@@ -572,7 +704,33 @@ class GV:
             k.reg(".b64", "xs_k64")
             k("cvt.u64.u32 %xs_k64, %a_xs_k")
         t, p = k.reg(".b32", "t_last"), k.reg(".pred", "p_stop")
-        if U > 1:
+        if self.pipe:
+            k.comment(f"---- main loop, software pipelined: {U} whole chunks per row per trip; the\n"
+                      "next trip's loads are issued before this trip's decode (two register sets,\n"
+                      "the loop unrolled twice so they alternate without moves)")
+
+            def more(label):
+                k(f"mad.lo.u32 {t}, %step, {U - 1}, %cb")
+                k(f"add.u32 {t}, {t}, 32")
+                k(f"setp.gt.u32 {p}, {t}, %a_nfull")
+                k(f"@{p} bra.uni {label}")
+
+            more("MAIN_DONE")
+            sets = [self.load(U, False, "P"), None]
+            k.label("MAIN_LOOP")
+            for i in (0, 1):
+                k(f"mad.lo.u32 %cb, %step, {U}, %cb")
+                more(f"MAIN_LAST{i}")
+                sets[1 - i] = self.load(U, False, "PQ"[1 - i])
+                self.compute(sets[i], f"m{i}")
+            k("bra.uni MAIN_LOOP")
+            for i in (0, 1):
+                k.label(f"MAIN_LAST{i}")
+                self.compute(sets[i], f"l{i}")
+                if i == 0:
+                    k("bra.uni MAIN_DONE")
+            k.label("MAIN_DONE")
+        elif U > 1:
             k.comment(f"---- main loop: {U} whole chunks per row per trip, no predicates")
             k.label("MAIN_LOOP")
             k(f"mad.lo.u32 {t}, %step, {U - 1}, %cb")
@@ -690,6 +848,8 @@ class GV:
 def emit(name, params, target):
     if target == "sm_90a" and FORMATS[params["format"]]["elem"] == "e2m1":
         selftest_decode()
+        if params["x"] == "same":
+            selftest_dp4a()
     return GV(name, params, target).emit()
 
 
@@ -731,6 +891,10 @@ def _run(lines, regs):
             regs[dst] = (val[0] << val[1]) & 0xFFFFFFFF
         elif op == "prmt.b32":
             regs[dst] = _prmt(val[0], val[1], val[2])
+        elif op == "xor.b32":
+            regs[dst] = val[0] ^ val[1]
+        elif op == "mul.hi.u32":
+            regs[dst] = (val[0] * val[1]) >> 32
         elif op == "lop3.b32":
             regs[dst] = _lop3(val[0], val[1], val[2], val[3])
         else:
@@ -759,6 +923,47 @@ def selftest_decode():
                 want = f16[code & 7] | (0x8000 if code & 8 else 0)
                 if (got >> 16 * half) & 0xFFFF != want:
                     raise AssertionError(f"E2M1 decode: word {word:08x} element {e}")
+
+
+def selftest_dp4a():
+    """The sm_90a FP4 x FP4 int8 decodes: for every code pair at every position, and random
+    words, sum over the lanes of dp4a(P, x) - dp4a(N, x) is 4 * the dot product of the values."""
+    import random
+    k = Kernel("selftest")
+    wa, wx = k.reg(".b32", "wa"), k.reg(".b32", "wx")
+    xo = decode_x_i8(k, wx, "sx_")
+    for shift in ("shr", "mulhi"):
+        ka = Kernel("selftest_a")
+        ao = decode_a_i8(ka, "%wa", "sa_", shift)
+        val = (0, 1, 2, 3, 4, 6, 8, 12)
+
+        def s8(b):
+            return b - 256 if b & 0x80 else b
+
+        rng = random.Random(5)
+        cases = [(rng.getrandbits(32), rng.getrandbits(32)) for _ in range(256)]
+        for pos in range(8):
+            for ca in range(16):
+                for cx in range(16):
+                    cases.append((ca << 4 * pos, cx << 4 * pos | rng.getrandbits(32) & ~(15 << 4 * pos)))
+        for a, x in cases:
+            regs = {"wa": a, "wx": x, "i8lo": I8_LO, "i8hi": I8_HI, "neglo": NEG_LO,
+                    "neghi": NEG_HI}
+            _run(k.lines, regs)
+            _run(ka.lines, regs)
+            got = 0
+            for h in range(2):
+                xb = regs[xo[h][1:]]
+                pa, na = (regs[r[1:]] for r in ao[h])
+                for i in range(4):
+                    xi = s8(xb >> 8 * i & 0xFF)
+                    got += (s8(pa >> 8 * i & 0xFF) - s8(na >> 8 * i & 0xFF)) * xi
+            want = 0
+            for e in range(8):
+                ca, cx = a >> 4 * e & 15, x >> 4 * e & 15
+                want += (-1) ** (ca >> 3) * val[ca & 7] * (-1) ** (cx >> 3) * val[cx & 7]
+            if got != want:
+                raise AssertionError(f"E2M1 int8 decode: a {a:08x} x {x:08x}: {got} != {want}")
 
 
 def c_header():

@@ -232,6 +232,14 @@ typedef struct ptxq_quant_desc {
  * left 0) and its size in bytes. */
 ptxq_status ptxq_quant_scale_shape(const ptxq_quant_desc *desc, const ptxq_tensor *x,
                                    ptxq_tensor *scale, size_t *bytes);
+/* The inverse of FP8_TENSOR: y = decode(q) * scale[0] as BF16 (f32 product, RNE), where q is
+ * E4M3 or E5M2 and scale a device float* (what FP8_TENSOR writes). q and y contiguous, same shape,
+ * 16-byte aligned, element count a multiple of 16. The kernel is hand-written:
+ * ptx/dequant_fp8_bf16.ptx. */
+ptxq_status ptxq_dequantize_fp8(ptxq_context *ctx, const ptxq_tensor *q, uint64_t scale,
+                                const ptxq_tensor *y, void *stream);
+ptxq_status ptxq_dequantize_fp8_validate(const ptxq_tensor *q, uint64_t scale, const ptxq_tensor *y);
+
 /* Every check ptxq_quantize makes, without a device: PTXQ_OK if the call would be accepted. */
 ptxq_status ptxq_quant_validate(const ptxq_quant_desc *desc, const ptxq_tensor *x,
                                 const ptxq_tensor *q, const ptxq_tensor *scale);
