@@ -100,6 +100,17 @@ static int do_quant(void *p) {
     return ptxq_quantize(L->d->ctx, &L->desc, &L->x, &L->q, &L->s, L->d->stream) != PTXQ_OK;
 }
 
+typedef struct dequant_launch {
+    ptxq_dev *d;
+    ptxq_tensor q, y;
+    uint64_t scale;
+} dequant_launch;
+
+static int do_dequant(void *p) {
+    dequant_launch *D = p;
+    return ptxq_dequantize_fp8(D->d->ctx, &D->q, D->scale, &D->y, D->d->stream) != PTXQ_OK;
+}
+
 int bench_quant_main(int argc, char **argv) {
     int64_t rows = bench_opt_int(argc, argv, "--rows", 16384);
     int64_t K = bench_opt_int(argc, argv, "--k", 8192);
@@ -196,6 +207,21 @@ int bench_quant_main(int argc, char **argv) {
                  sheet > 0 ? 100 * gbps / sheet : 0.0, 100.0 * (moved / (ms * 1e6)) / cp.gbps,
                  xbytes / 1048576.0, qbytes / 1048576.0, sbytes / 1048576.0);
         printf("%s\n", summary[ns++]);
+    }
+    /* the inverse, through the hand-written kernel: E4M3 codes (dq) + scale -> BF16 (reuses dx) */
+    if (!strcmp(only, "all") || !strcmp(only, "dequant")) {
+        dequant_launch D = {&d, {0}, {0}, ds};
+        int64_t xs[2] = {rows, K};
+        D.q = ptxq_tensor_make(PTXQ_E4M3, 2, xs, dq);
+        D.y = ptxq_tensor_make(PTXQ_BF16, 2, xs, dx);
+        float one = 1.0f / 64.0f;
+        dev_upload(&d, ds, &one, sizeof one);
+        double ms = dev_time_ms(&d, do_dequant, &D, 3, reps);
+        double must = (double)(rows * K) * 3.0, gbps = ms > 0 ? must / (ms * 1e6) : 0;
+        printf("%-11s %-8s %9.1f %9.0f %7.1f%% %7.1f%% %9.0f%%  %.1f codes -> %.1f MiB bf16 (tests: test_dequant)\n",
+               "dequant", "(test)", ms * 1e3, gbps, 100 * gbps / cp.gbps,
+               sheet > 0 ? 100 * gbps / sheet : 0.0, 100 * gbps / cp.gbps, rows * K / 1048576.0,
+               rows * K * 2 / 1048576.0);
     }
     printf("\n%%copy: GB/s of the bytes that must move over the copy's GB/s; traffic: the same for the"
            " bytes actually moved\n(per-tensor modes read the input twice).\n");

@@ -361,3 +361,66 @@ ptxq_status ptxq_quantize(ptxq_context *ctx, const ptxq_quant_desc *d, const ptx
     if ((st = ptxq_launch(ctx, kq, grid, PTXQ_QUANT_THREADS, 0, stream, params))) return st;
     return ptxq_ok();
 }
+
+/* ---- dequantize (hand-written kernel ptx/dequant_fp8_bf16.ptx) ------------------------------- */
+static int is_dense(const ptxq_tensor *t) {
+    int64_t s = 1;
+    for (int i = t->rank - 1; i >= 0; --i) {
+        if (t->shape[i] != 1 && t->stride[i] != s) return 0;
+        s *= t->shape[i];
+    }
+    return 1;
+}
+
+ptxq_status ptxq_dequantize_fp8_validate(const ptxq_tensor *q, uint64_t scale, const ptxq_tensor *y) {
+    int st;
+    if ((st = ptxq_check_tensor(q, "dequantize: q", 1))) return st;
+    if ((st = ptxq_check_tensor(y, "dequantize: y", 1))) return st;
+    if (q->dtype != PTXQ_E4M3 && q->dtype != PTXQ_E5M2)
+        return ptxq_fail(PTXQ_ERR_DTYPE, "dequantize: q is %s; E4M3 or E5M2 expected",
+                         ptxq_dtype_name(q->dtype));
+    if (y->dtype != PTXQ_BF16)
+        return ptxq_fail(PTXQ_ERR_DTYPE, "dequantize: y is %s; BF16 expected", ptxq_dtype_name(y->dtype));
+    if (q->rank != y->rank)
+        return ptxq_fail(PTXQ_ERR_SHAPE, "dequantize: q rank %d != y rank %d", q->rank, y->rank);
+    int64_t n = 1;
+    for (int i = 0; i < q->rank; ++i) {
+        if (q->shape[i] != y->shape[i])
+            return ptxq_fail(PTXQ_ERR_SHAPE, "dequantize: q.shape[%d] = %lld != y.shape[%d] = %lld",
+                             i, (long long)q->shape[i], i, (long long)y->shape[i]);
+        n *= q->shape[i];
+    }
+    if (n % 16 || n / 16 >= ((int64_t)1 << 31))
+        return ptxq_fail(PTXQ_ERR_SHAPE, "dequantize: %lld elements; a multiple of 16 below 2^35 "
+                         "expected", (long long)n);
+    if (!is_dense(q) || !is_dense(y))
+        return ptxq_fail(PTXQ_ERR_STRIDE, "dequantize: q and y must be contiguous");
+    if (q->data % 16 || y->data % 16)
+        return ptxq_fail(PTXQ_ERR_ALIGNMENT, "dequantize: q and y must be 16-byte aligned");
+    if (!scale || scale % 4)
+        return ptxq_fail(PTXQ_ERR_INVALID_ARGUMENT, "dequantize: scale must be a 4-byte aligned "
+                         "device float*");
+    return (ptxq_status)ptxq_ok();
+}
+
+ptxq_status ptxq_dequantize_fp8(ptxq_context *ctx, const ptxq_tensor *q, uint64_t scale,
+                                const ptxq_tensor *y, void *stream) {
+    if (!ctx) return ptxq_fail(PTXQ_ERR_INVALID_ARGUMENT, "dequantize: ctx is NULL");
+    int st = ptxq_dequantize_fp8_validate(q, scale, y);
+    if (st) return st;
+    const ptxq_loaded *k = NULL;
+    if ((st = ptxq_get_kernel(ctx, "dequant_fp8_bf16", &k))) return st;
+    int64_t n = 1;
+    for (int i = 0; i < q->rank; ++i) n *= q->shape[i];
+    if (n == 0) return ptxq_ok();
+    uint64_t qd = q->data, yd = y->data, sd = scale;
+    uint32_t n16 = (uint32_t)(n / 16), e5m2 = q->dtype == PTXQ_E5M2;
+    void *params[] = {&qd, &yd, &sd, &n16, &e5m2};
+    uint64_t groups_per_cta = (uint64_t)k->entry->threads;
+    uint64_t work = (n16 + groups_per_cta - 1) / groups_per_cta;
+    uint64_t resident = (uint64_t)ctx->info.sm_count * (uint64_t)k->ctas_per_sm;
+    unsigned grid = (unsigned)(work < resident ? work : resident);
+    if ((st = ptxq_launch(ctx, k, grid ? grid : 1, (unsigned)k->entry->threads, 0, stream, params)))
+        return st;
+    return ptxq_ok();
+}

@@ -352,6 +352,65 @@ static void test_override(void **state) {
     rmdir(dir);
 }
 
+/* Round trip through the hand-written dequantizer: every BF16 output is exactly
+ * bf16(decode(q) * scale) for the codes and scale FP8_TENSOR wrote; y's padding stays poisoned. */
+static void test_dequant(void **state) {
+    (void)state;
+    if (no_gpu()) skip();
+    ptxq_dtype fmts[2] = {PTXQ_E4M3, PTXQ_E5M2};
+    int64_t shapes[2][2] = {{37, 48}, {1000, 4096}};
+    rng64 g = {g_test.seed++};
+    for (int f = 0; f < 2; ++f)
+        for (int sh = 0; sh < 2; ++sh) {
+            int64_t n = shapes[sh][0] * shapes[sh][1], one = 1;
+            uint16_t *hx = malloc((size_t)n * 2), *hy = malloc((size_t)n * 2 + 64);
+            uint8_t *hq = malloc((size_t)n);
+            for (int64_t i = 0; i < n; ++i) hx[i] = ptxq_bf16_encode((float)rng_normal(&g) * 5.0f);
+            uint64_t dx = dev_alloc(&g_test.dev, (size_t)n * 2), dq = dev_alloc(&g_test.dev, (size_t)n);
+            uint64_t dy = dev_alloc(&g_test.dev, (size_t)n * 2 + 64), ds = dev_alloc(&g_test.dev, 4);
+            uint64_t dw = dev_alloc(&g_test.dev, 4);
+            dev_upload(&g_test.dev, dx, hx, (size_t)n * 2);
+            ptxq_quant_desc d;
+            memset(&d, 0, sizeof d);
+            d.mode = PTXQ_QUANT_FP8_TENSOR;
+            d.out_dtype = fmts[f];
+            d.amax = dw;
+            ptxq_tensor x = ptxq_tensor_make(PTXQ_BF16, 2, shapes[sh], dx);
+            ptxq_tensor q = ptxq_tensor_make(fmts[f], 2, shapes[sh], dq);
+            ptxq_tensor s = ptxq_tensor_make(PTXQ_F32, 1, &one, ds);
+            ptxq_tensor y = ptxq_tensor_make(PTXQ_BF16, 2, shapes[sh], dy);
+            assert_int_equal(ptxq_quantize(g_test.dev.ctx, &d, &x, &q, &s, g_test.dev.stream), PTXQ_OK);
+            dev_fill(&g_test.dev, dy, 0x5A, (size_t)n * 2 + 64);
+            assert_int_equal(ptxq_dequantize_fp8(g_test.dev.ctx, &q, ds, &y, g_test.dev.stream), PTXQ_OK);
+            dev_sync(&g_test.dev);
+            float scale;
+            dev_download(&g_test.dev, &scale, ds, 4);
+            dev_download(&g_test.dev, hq, dq, (size_t)n);
+            dev_download(&g_test.dev, hy, dy, (size_t)n * 2 + 64);
+            int64_t bad = 0;
+            for (int64_t i = 0; i < n; ++i) {
+                float v = f == 0 ? ptxq_e4m3_decode(hq[i]) : ptxq_e5m2_decode(hq[i]);
+                bad += hy[i] != ptxq_bf16_encode(v * scale);
+            }
+            for (int i = 0; i < 32; ++i) bad += hy[n + i] != 0x5A5A;
+            if (bad) fail_msg("dequant %s %lldx%lld: %lld wrong", ptxq_dtype_name(fmts[f]),
+                              (long long)shapes[sh][0], (long long)shapes[sh][1], (long long)bad);
+            /* bad calls leave y untouched */
+            dev_fill(&g_test.dev, dy, 0x77, (size_t)n * 2 + 64);
+            ptxq_tensor yb = y, qb = q;
+            yb.dtype = PTXQ_F16;
+            assert_int_equal(ptxq_dequantize_fp8(g_test.dev.ctx, &qb, ds, &yb, g_test.dev.stream), PTXQ_ERR_DTYPE);
+            qb.data += 8;
+            assert_int_equal(ptxq_dequantize_fp8(g_test.dev.ctx, &qb, ds, &y, g_test.dev.stream), PTXQ_ERR_ALIGNMENT);
+            assert_int_equal(ptxq_dequantize_fp8(g_test.dev.ctx, &q, 0, &y, g_test.dev.stream), PTXQ_ERR_INVALID_ARGUMENT);
+            dev_download(&g_test.dev, hy, dy, (size_t)n * 2 + 64);
+            for (int64_t i = 0; i < n + 32; ++i) assert_int_equal(hy[i], 0x7777);
+            dev_free(&g_test.dev, dx); dev_free(&g_test.dev, dq); dev_free(&g_test.dev, dy);
+            dev_free(&g_test.dev, ds); dev_free(&g_test.dev, dw);
+            free(hx); free(hy); free(hq);
+        }
+}
+
 int main(void) {
     const struct CMUnitTest tests[] = {
         cmocka_unit_test(test_all_modes),
@@ -361,6 +420,7 @@ int main(void) {
         cmocka_unit_test(test_graph_capture),
         cmocka_unit_test(test_threads_share_context),
         cmocka_unit_test(test_override),
+        cmocka_unit_test(test_dequant),
     };
     return cmocka_run_group_tests(tests, setup, teardown);
 }

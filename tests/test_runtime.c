@@ -250,11 +250,46 @@ static void test_scale_shape(void **state) {
     assert_int_equal(bytes, 2 * 1 * 512); /* 200 rows -> 2 row tiles, 3 columns -> 1 col tile */
 }
 
+static void test_validate_dequant(void **state) {
+    (void)state;
+    int64_t sh[2] = {37, 48};
+    ptxq_tensor q = ptxq_tensor_make(PTXQ_E4M3, 2, sh, 0x1000), y = ptxq_tensor_make(PTXQ_BF16, 2, sh, 0x8000);
+    assert_int_equal(ptxq_dequantize_fp8_validate(&q, 0x100, &y), PTXQ_OK);
+    assert_int_equal(ptxq_dequantize_fp8_validate(NULL, 0x100, &y), PTXQ_ERR_INVALID_ARGUMENT);
+    assert_int_equal(ptxq_dequantize_fp8_validate(&q, 0, &y), PTXQ_ERR_INVALID_ARGUMENT);
+    assert_int_equal(ptxq_dequantize_fp8_validate(&q, 0x102, &y), PTXQ_ERR_INVALID_ARGUMENT);
+    ptxq_tensor b = q;
+    b.dtype = PTXQ_I8;
+    assert_int_equal(ptxq_dequantize_fp8_validate(&b, 0x100, &y), PTXQ_ERR_DTYPE);
+    b = y;
+    b.dtype = PTXQ_F32;
+    assert_int_equal(ptxq_dequantize_fp8_validate(&q, 0x100, &b), PTXQ_ERR_DTYPE);
+    b = y;
+    b.shape[1] = 47;
+    assert_int_equal(ptxq_dequantize_fp8_validate(&q, 0x100, &b), PTXQ_ERR_SHAPE);
+    b = q;
+    b.stride[0] = 64;
+    assert_int_equal(ptxq_dequantize_fp8_validate(&b, 0x100, &y), PTXQ_ERR_STRIDE);
+    b = q;
+    b.data += 4;
+    assert_int_equal(ptxq_dequantize_fp8_validate(&b, 0x100, &y), PTXQ_ERR_ALIGNMENT);
+    int64_t odd[2] = {3, 5};
+    ptxq_tensor q2 = ptxq_tensor_make(PTXQ_E5M2, 2, odd, 0x1000), y2 = ptxq_tensor_make(PTXQ_BF16, 2, odd, 0x8000);
+    assert_int_equal(ptxq_dequantize_fp8_validate(&q2, 0x100, &y2), PTXQ_ERR_SHAPE);
+    assert_true(strlen(ptxq_last_error()) > 10);
+    /* the hand-written kernel is in the registry, described like the generated ones */
+    ptxq_kernel_info k;
+    assert_int_equal(ptxq_kernel_find("dequant_fp8_bf16", "sm_90a", &k), PTXQ_OK);
+    assert_string_equal(k.origin, "ptx/dequant_fp8_bf16.ptx");
+    assert_int_equal(k.threads, 256);
+}
+
 int main(void) {
     const struct CMUnitTest tests[] = {
         cmocka_unit_test(test_registry_reports), cmocka_unit_test(test_targets),
         cmocka_unit_test(test_override_path), cmocka_unit_test(test_tensor_helpers),
         cmocka_unit_test(test_validate_quant), cmocka_unit_test(test_scale_shape),
+        cmocka_unit_test(test_validate_dequant),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);
 }
