@@ -34,7 +34,10 @@ done
 if "$B/ptxq" help 2>&1 | grep -q gemv; then
   "$B/ptxq" bench gemv | tee "$OUT/bench_gemv.txt"
 fi
+if "$B/ptxq" help 2>&1 | grep -q gemm; then
+  "$B/ptxq" bench gemm 2>&1 | tee "$OUT/bench_gemm.txt"
+fi
 echo
 echo "==== summary ($(head -1 "$OUT/info.txt"))"
 echo "tests exit $trc: $(grep -E '^Ok:|^Fail:|^Skipped:' "$OUT/tests.log" | tr '\n' ' ')"
-for f in "$OUT"/bench_*.txt; do echo "-- $(basename "$f")"; grep -E '^(copy|mode|tensor|row|block|mx8|nvfp4|i8|gemv|shape|  ?[0-9])' "$f"; done
+for f in "$OUT"/bench_*.txt; do echo "-- $(basename "$f")"; grep -E '^(copy|mode|tensor|row|block|mx8|nvfp4|mxfp|i8|dequant|gemv|shape|  ?[0-9])' "$f"; done

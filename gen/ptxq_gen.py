@@ -22,9 +22,10 @@ sys.path.insert(0, HERE)
 import ptx     # noqa: E402
 import quant   # noqa: E402
 import gemv    # noqa: E402
+import gemm    # noqa: E402
 
 ROOT = os.path.dirname(HERE)
-FAMILIES = {"quant": quant, "gemv": gemv}
+FAMILIES = {"quant": quant, "gemv": gemv, "gemm": gemm}
 
 
 def hand_written():
@@ -52,7 +53,7 @@ def all_kernels():
     res = []
     for fam, mod in FAMILIES.items():
         for name, params in mod.variants():
-            for t in ptx.TARGETS:
+            for t in getattr(mod, "TARGETS", ptx.TARGETS):   # a family may name its targets
                 res.append((name, t, f"gen/{fam}.py",
                             lambda t=t, name=name, params=params, mod=mod: mod.emit(name, params, t)))
     for name, targets, path, _ in hand_written():

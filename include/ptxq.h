@@ -323,6 +323,55 @@ ptxq_status ptxq_gemv(ptxq_context *ctx, const ptxq_gemv_desc *desc, const ptxq_
                       const ptxq_tensor *a_scale, const ptxq_tensor *x, const ptxq_tensor *x_scale,
                       const ptxq_tensor *y, void *stream);
 
+/* ---- FP8 GEMM (sm_90a) ----------------------------------------------------------------------
+ * D[m, n] = epilogue(scales . sum_k A[m, k] * B[n, k]):  D = A . B^T with
+ *   a  E4M3 [M, K], b E4M3 [N, K]: both K-major (innermost stride 1), 16-byte aligned bases and
+ *      row pitches a multiple of 16 bytes (TMA);
+ *   d  BF16 [M, N], innermost stride 1, 4-byte aligned base, even row stride (bf16x2 stores).
+ * M and N are arbitrary (tails: TMA zero-fills the loads, stores are masked). K must be a multiple
+ * of 16 (of 128 for BLOCK); K = 0 writes zeros; M = 0 or N = 0 enqueues nothing.
+ *
+ * scaling       a_scale (F32)                          b_scale (F32)
+ * TENSOR        1 element (any rank): sa               1 element: sb          D = sa*sb*acc
+ * ROW           [M] or [M, 1], any stride: sa[m]       [N] or [N, 1]: sb[n]   D = sa[m]*sb[n]*acc
+ * BLOCK         [M, K/128], any strides: sa(m, kb)     [ceil(N/128), K/128], any strides
+ *               (DeepGEMM's M-major "sa[kb*lda_s + m]" is strides {1, lda_s})
+ *                                                      D = sum_kb sa(m,kb)*sb(n/128,kb)*acc_kb
+ * Numerics: the tensor core accumulates each 128-K block (4 chained k32 wgmmas; Hopper's FP8 MMA
+ * keeps about 14 significant bits per k32 step), and each block's partial is added ("promoted")
+ * into an FP32 accumulator on the CUDA cores (BLOCK: scaled by sa*sb in FP32 first). Scales are
+ * applied in FP32; D is rounded to BF16 (RNE) once.
+ * Kernels: a persistent, warp-specialised CTA (one TMA producer warpgroup, two wgmma consumer
+ * warpgroups) per 128 x tile_n output tile, tile_n 128, 160 or 192, optionally in clusters of two
+ * CTAs along M that multicast B (desc fields at 0: the runtime picks). */
+typedef enum ptxq_gemm_scaling {
+    PTXQ_GEMM_SCALE_TENSOR = 1,
+    PTXQ_GEMM_SCALE_ROW = 2,
+    PTXQ_GEMM_SCALE_BLOCK = 3
+} ptxq_gemm_scaling;
+
+typedef struct ptxq_gemm_desc {
+    ptxq_gemm_scaling scaling;
+    const ptxq_tensor *a_scale; /* see the table above; device data */
+    const ptxq_tensor *b_scale;
+    int tile_n;                 /* 0 = chosen by the runtime, else 128, 160 or 192 */
+    int group_m;                /* grouped rasterization: M tiles per group (0 = default, 8) */
+    int cluster;                /* 0 = chosen by the runtime; 1; 2 = CTA pairs along M that share
+                                   each B tile through TMA multicast (less L2 traffic) */
+    int ctas;                   /* persistent grid: 0 = one CTA per SM, else at most this many */
+} ptxq_gemm_desc;
+
+/* Every check ptxq_gemm makes, without a device: PTXQ_OK if the call would be accepted. */
+ptxq_status ptxq_gemm_validate(const ptxq_gemm_desc *desc, const ptxq_tensor *a,
+                               const ptxq_tensor *b, const ptxq_tensor *d);
+/* The kernel name a call would launch ("gemm_e4m3_bf16_tensor_n192_c2"), after the same checks. */
+ptxq_status ptxq_gemm_kernel_for(const ptxq_gemm_desc *desc, const ptxq_tensor *a,
+                                 const ptxq_tensor *b, const ptxq_tensor *d, char *name,
+                                 size_t n);
+/* One launch on stream; writes d only. A call that fails leaves d untouched. */
+ptxq_status ptxq_gemm(ptxq_context *ctx, const ptxq_gemm_desc *desc, const ptxq_tensor *a,
+                      const ptxq_tensor *b, const ptxq_tensor *d, void *stream);
+
 #ifdef __cplusplus
 }
 #endif

@@ -11,6 +11,7 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "bench_gemm.h"
 #include "bench_quant.h"
 #include "devbuf.h"
 #include "ptxq.h"
@@ -23,9 +24,9 @@ int check_gemv_main(int argc, char **argv);
 #endif
 
 #ifdef PTXQ_HAVE_GEMV
-static const char k_family_names[] = "quant, gemv";
+static const char k_family_names[] = "quant, gemv, gemm";
 #else
-static const char k_family_names[] = "quant";
+static const char k_family_names[] = "quant, gemm";
 #endif
 
 static void usage(FILE *f) {
@@ -394,6 +395,7 @@ static const family_cmd k_families[] = {
 #ifdef PTXQ_HAVE_GEMV
     {"gemv", bench_gemv_main, check_gemv_main},
 #endif
+    {"gemm", bench_gemm_main, check_gemm_main},
 };
 
 /* argv[0] is "bench" or "check", argv[1] the family; the family's main gets argv + 1. */

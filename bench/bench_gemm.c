@@ -1,0 +1,348 @@
+/* bench_gemm.c -- FP8 GEMM: time, TFLOPS, % of the 1979 TFLOPS dense FP8 peak (H100/H200 SXM),
+ * and, where libcublasLt can be dlopen'd, cuBLASLt's FP8 GEMM on the same inputs in the same
+ * process (per-tensor scales, default settings: FAST_ACCUM off, i.e. promoted accumulation) and
+ * the ratio.
+ *
+ *   ptxq bench gemm [--m M --n N --k K] [--scaling tensor|row|block] [--tile-n 0|128|192]
+ *                   [--group G] [--cluster 0|1|2] [--ctas C] [--reps R] [--no-cublas]
+ *   ptxq check gemm [--m M --n N --k K] [--scaling S] [--tile-n T] [--cluster C] [--sample R] [--seed S]
+ * Without --m: 8192^3 per-tensor (and row-wise), 4096 x 7168 x 16384 block-scaled. */
+#include "bench_gemm.h"
+
+#include <dlfcn.h>
+#include <math.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "bench_common.h"
+#include "gemm_ref.h"
+
+#define PEAK_TFLOPS 1979.0
+
+static int g_ctas; /* --ctas: persistent grid cap (desc.ctas) */
+
+/* ---- cuBLASLt through dlopen: the few entry points and enum values used (cublasLt.h) -------- */
+typedef int lt_status;
+typedef void *lt_handle, *lt_op, *lt_layout, *lt_pref;
+typedef struct { uint64_t data[8]; } lt_algo;
+typedef struct {
+    lt_algo algo;
+    size_t workspaceSize;
+    lt_status state;
+    float wavesCount;
+    int reserved[4];
+} lt_heur;
+enum { LT_R_32F = 0, LT_R_16BF = 14, LT_R_8F_E4M3 = 28, LT_COMPUTE_32F = 68 };
+enum { LT_DESC_TRANSA = 3, LT_DESC_TRANSB = 4, LT_DESC_A_SCALE = 17, LT_DESC_B_SCALE = 18 };
+enum { LT_PREF_WORKSPACE = 1, LT_OP_N = 0, LT_OP_T = 1 };
+
+typedef struct cublaslt {
+    void *lib;
+    char path[512];
+    lt_status (*create)(lt_handle *);
+    lt_status (*destroy)(lt_handle);
+    lt_status (*op_create)(lt_op *, int, int);
+    lt_status (*op_set)(lt_op, int, const void *, size_t);
+    lt_status (*op_destroy)(lt_op);
+    lt_status (*layout_create)(lt_layout *, int, uint64_t, uint64_t, int64_t);
+    lt_status (*layout_destroy)(lt_layout);
+    lt_status (*pref_create)(lt_pref *);
+    lt_status (*pref_set)(lt_pref, int, const void *, size_t);
+    lt_status (*pref_destroy)(lt_pref);
+    lt_status (*heuristic)(lt_handle, lt_op, lt_layout, lt_layout, lt_layout, lt_layout, lt_pref, int,
+                           lt_heur *, int *);
+    lt_status (*matmul)(lt_handle, lt_op, const void *, const void *, lt_layout, const void *,
+                        lt_layout, const void *, const void *, lt_layout, void *, lt_layout,
+                        const lt_algo *, void *, size_t, void *);
+} cublaslt;
+
+static int lt_load(cublaslt *L) {
+    memset(L, 0, sizeof *L);
+    const char *names[] = {"libcublasLt.so.13", "libcublasLt.so.12", "libcublasLt.so"};
+    for (int i = 0; i < 3 && !L->lib; ++i)
+        if ((L->lib = dlopen(names[i], RTLD_NOW | RTLD_LOCAL))) snprintf(L->path, sizeof L->path, "%s", names[i]);
+    if (!L->lib) { /* the nvidia-cublas pip wheel */
+        FILE *f = popen("python3 -c \"import nvidia.cublas,os;print(os.path.dirname(nvidia.cublas.__file__ "
+                        "or list(nvidia.cublas.__path__)[0]))\" 2>/dev/null", "r");
+        char dir[400] = "";
+        if (f) {
+            if (!fgets(dir, sizeof dir, f)) dir[0] = 0;
+            pclose(f);
+        }
+        dir[strcspn(dir, "\n")] = 0;
+        const char *sfx[] = {"lib/libcublasLt.so.13", "lib/libcublasLt.so.12", "lib/libcublasLt.so"};
+        for (int i = 0; i < 3 && dir[0] && !L->lib; ++i) {
+            snprintf(L->path, sizeof L->path, "%s/%s", dir, sfx[i]);
+            L->lib = dlopen(L->path, RTLD_NOW | RTLD_LOCAL);
+        }
+    }
+    if (!L->lib) return -1;
+#define SYM(field, name) if (!(*(void **)&L->field = dlsym(L->lib, name))) return -1
+    SYM(create, "cublasLtCreate");
+    SYM(destroy, "cublasLtDestroy");
+    SYM(op_create, "cublasLtMatmulDescCreate");
+    SYM(op_set, "cublasLtMatmulDescSetAttribute");
+    SYM(op_destroy, "cublasLtMatmulDescDestroy");
+    SYM(layout_create, "cublasLtMatrixLayoutCreate");
+    SYM(layout_destroy, "cublasLtMatrixLayoutDestroy");
+    SYM(pref_create, "cublasLtMatmulPreferenceCreate");
+    SYM(pref_set, "cublasLtMatmulPreferenceSetAttribute");
+    SYM(pref_destroy, "cublasLtMatmulPreferenceDestroy");
+    SYM(heuristic, "cublasLtMatmulAlgoGetHeuristic");
+    SYM(matmul, "cublasLtMatmul");
+#undef SYM
+    return 0;
+}
+
+typedef struct lt_call {
+    cublaslt *L;
+    lt_handle h;
+    lt_op op;
+    lt_layout la, lb, lc;
+    lt_algo algo;
+    uint64_t A, B, D, ws;
+    size_t ws_size;
+    void *stream;
+    float alpha, beta;
+} lt_call;
+
+/* Row-major D[M,N] = A[M,K] . B[N,K]^T is column-major D^T[N,M] = B^T . A with B as cuBLAS's "A"
+ * (K x N, op T) and A as its "B" (K x M, op N): the TN layout cuBLASLt's FP8 path requires. */
+static int lt_setup(lt_call *c, cublaslt *L, ptxq_dev *d, int64_t M, int64_t N, int64_t K,
+                    uint64_t A, uint64_t B, uint64_t D, uint64_t sa, uint64_t sb) {
+    memset(c, 0, sizeof *c);
+    c->L = L;
+    c->A = B, c->B = A, c->D = D; /* cuBLAS's A is our B, its B our A */
+    c->beta = 0;
+    c->stream = d->stream;
+    if (L->create(&c->h)) return -1;
+    if (L->op_create(&c->op, LT_COMPUTE_32F, LT_R_32F)) return -1;
+    int ta = LT_OP_T, tb = LT_OP_N;
+    L->op_set(c->op, LT_DESC_TRANSA, &ta, sizeof ta);
+    L->op_set(c->op, LT_DESC_TRANSB, &tb, sizeof tb);
+    /* the per-tensor scales go in as alpha = sa * sb (the same epilogue multiply as the
+     * A/B scale-pointer attributes, which this cuBLASLt did not apply in a first run) */
+    float hs[2];
+    dev_download(d, &hs[0], sa, 4);
+    dev_download(d, &hs[1], sb, 4);
+    c->alpha = hs[0] * hs[1];
+    if (L->layout_create(&c->la, LT_R_8F_E4M3, (uint64_t)K, (uint64_t)N, K)) return -1;
+    if (L->layout_create(&c->lb, LT_R_8F_E4M3, (uint64_t)K, (uint64_t)M, K)) return -1;
+    if (L->layout_create(&c->lc, LT_R_16BF, (uint64_t)N, (uint64_t)M, N)) return -1;
+    lt_pref pref;
+    if (L->pref_create(&pref)) return -1;
+    c->ws_size = 64u << 20;
+    uint64_t wsz = c->ws_size;
+    L->pref_set(pref, LT_PREF_WORKSPACE, &wsz, sizeof wsz);
+    lt_heur hr;
+    int n = 0;
+    lt_status s = L->heuristic(c->h, c->op, c->la, c->lb, c->lc, c->lc, pref, 1, &hr, &n);
+    L->pref_destroy(pref);
+    if (s || n < 1) return -1;
+    c->algo = hr.algo;
+    c->ws = dev_alloc(d, c->ws_size);
+    return 0;
+}
+
+static int lt_run(void *p) {
+    lt_call *c = p;
+    return c->L->matmul(c->h, c->op, &c->alpha, (void *)(uintptr_t)c->A, c->la,
+                        (void *)(uintptr_t)c->B, c->lb, &c->beta, (void *)(uintptr_t)c->D, c->lc,
+                        (void *)(uintptr_t)c->D, c->lc, &c->algo, (void *)(uintptr_t)c->ws,
+                        c->ws_size, c->stream) != 0;
+}
+
+static void lt_teardown(lt_call *c, ptxq_dev *d) {
+    if (c->ws) dev_free(d, c->ws);
+    if (c->la) c->L->layout_destroy(c->la);
+    if (c->lb) c->L->layout_destroy(c->lb);
+    if (c->lc) c->L->layout_destroy(c->lc);
+    if (c->op) c->L->op_destroy(c->op);
+    if (c->h) c->L->destroy(c->h);
+}
+
+/* ---- our kernel ------------------------------------------------------------------------------ */
+typedef struct our_call {
+    ptxq_dev *d;
+    ptxq_gemm_desc desc;
+    ptxq_tensor a, b, dd, sa, sb;
+} our_call;
+
+static int our_run(void *p) {
+    our_call *c = p;
+    return ptxq_gemm(c->d->ctx, &c->desc, &c->a, &c->b, &c->dd, c->d->stream) != PTXQ_OK;
+}
+
+static int parse_scaling(const char *s, ptxq_gemm_scaling *o) {
+    if (!strcmp(s, "tensor")) *o = PTXQ_GEMM_SCALE_TENSOR;
+    else if (!strcmp(s, "row")) *o = PTXQ_GEMM_SCALE_ROW;
+    else if (!strcmp(s, "block")) *o = PTXQ_GEMM_SCALE_BLOCK;
+    else return -1;
+    return 0;
+}
+
+static const char *scaling_str(ptxq_gemm_scaling s) {
+    return s == PTXQ_GEMM_SCALE_TENSOR ? "tensor" : s == PTXQ_GEMM_SCALE_ROW ? "row" : "block";
+}
+
+/* Fills n bytes of device memory with random E4M3 codes (a 4 MiB random block, repeated). */
+static void fill_fp8(ptxq_dev *d, uint64_t dst, size_t n, rng64 *r) {
+    size_t blk = 4u << 20;
+    uint8_t *h = malloc(blk);
+    for (size_t i = 0; i < blk; ++i) h[i] = gemm_rand_e4m3(r);
+    for (size_t o = 0; o < n; o += blk) dev_upload(d, dst + o, h, n - o < blk ? n - o : blk);
+    free(h);
+}
+
+static void fill_f32(ptxq_dev *d, uint64_t dst, size_t n, rng64 *r) {
+    float *h = malloc(n * 4 + 4);
+    for (size_t i = 0; i < n; ++i) h[i] = (float)exp2(-2.0 + 4.0 * rng_uniform(r));
+    dev_upload(d, dst, h, n * 4);
+    free(h);
+}
+
+static int bench_one(ptxq_dev *d, cublaslt *L, int have_lt, int64_t M, int64_t N, int64_t K,
+                     ptxq_gemm_scaling s, int tile_n, int group, int cluster, int reps) {
+    rng64 r = {0x1234567ull + (uint64_t)K};
+    int64_t nkb = (K + 127) / 128, nbn = (N + 127) / 128;
+    uint64_t A = dev_alloc(d, (size_t)(M * K)), B = dev_alloc(d, (size_t)(N * K));
+    uint64_t D = dev_alloc(d, (size_t)(M * N) * 2), D2 = dev_alloc(d, (size_t)(M * N) * 2);
+    size_t nsa = s == PTXQ_GEMM_SCALE_BLOCK ? (size_t)(M * nkb) : s == PTXQ_GEMM_SCALE_ROW ? (size_t)M : 1;
+    size_t nsb = s == PTXQ_GEMM_SCALE_BLOCK ? (size_t)(nbn * nkb) : s == PTXQ_GEMM_SCALE_ROW ? (size_t)N : 1;
+    uint64_t SA = dev_alloc(d, nsa * 4), SB = dev_alloc(d, nsb * 4);
+    fill_fp8(d, A, (size_t)(M * K), &r);
+    fill_fp8(d, B, (size_t)(N * K), &r);
+    fill_f32(d, SA, nsa, &r);
+    fill_f32(d, SB, nsb, &r);
+    our_call c = {d, {s, NULL, NULL, tile_n, group, cluster, g_ctas}, {0}, {0}, {0}, {0}, {0}};
+    c.a = ptxq_tensor_make(PTXQ_E4M3, 2, (int64_t[]){M, K}, A);
+    c.b = ptxq_tensor_make(PTXQ_E4M3, 2, (int64_t[]){N, K}, B);
+    c.dd = ptxq_tensor_make(PTXQ_BF16, 2, (int64_t[]){M, N}, D);
+    if (s == PTXQ_GEMM_SCALE_BLOCK) {
+        c.sa = ptxq_tensor_make(PTXQ_F32, 2, (int64_t[]){M, nkb}, SA);
+        c.sa.stride[0] = 1; /* DeepGEMM's M-major layout */
+        c.sa.stride[1] = M;
+        c.sb = ptxq_tensor_make(PTXQ_F32, 2, (int64_t[]){nbn, nkb}, SB);
+    } else if (s == PTXQ_GEMM_SCALE_ROW) {
+        c.sa = ptxq_tensor_make(PTXQ_F32, 1, (int64_t[]){M}, SA);
+        c.sb = ptxq_tensor_make(PTXQ_F32, 1, (int64_t[]){N}, SB);
+    } else {
+        c.sa = ptxq_tensor_make(PTXQ_F32, 1, (int64_t[]){1}, SA);
+        c.sb = ptxq_tensor_make(PTXQ_F32, 1, (int64_t[]){1}, SB);
+    }
+    c.desc.a_scale = &c.sa;
+    c.desc.b_scale = &c.sb;
+    char kname[64] = "?";
+    ptxq_gemm_kernel_for(&c.desc, &c.a, &c.b, &c.dd, kname, sizeof kname);
+    double flop = 2.0 * (double)M * (double)N * (double)K;
+    double ms = dev_time_ms(d, our_run, &c, 3, reps);
+    if (ms <= 0) {
+        fprintf(stderr, "gemm %s: %s\n", kname, ptxq_last_error());
+        return 1;
+    }
+    double tf = flop / (ms * 1e9);
+    printf("gemm %-6s %5lldx%5lldx%5lld  %-28s %8.3f ms  %7.1f TFLOPS  %5.1f%% of %.0f", scaling_str(s),
+           (long long)M, (long long)N, (long long)K, kname, ms, tf, 100.0 * tf / PEAK_TFLOPS,
+           PEAK_TFLOPS);
+    if (have_lt && s == PTXQ_GEMM_SCALE_TENSOR) {
+        lt_call lc;
+        if (lt_setup(&lc, L, d, M, N, K, A, B, D2, SA, SB) == 0) {
+            double lms = dev_time_ms(d, lt_run, &lc, 3, reps);
+            if (lms > 0) {
+                double ltf = flop / (lms * 1e9);
+                /* same inputs: compare the two outputs too (max |diff| / max |cublas|) */
+                dev_sync(d);
+                size_t n = (size_t)(M * N);
+                uint16_t *h1 = malloc(n * 2), *h2 = malloc(n * 2);
+                dev_download(d, h1, D, n * 2);
+                dev_download(d, h2, D2, n * 2);
+                double md = 0, mx = 0, mr = 0;
+                size_t at = 0;
+                for (size_t i = 0; i < n; i += 97) {
+                    double x = ptxq_bf16_decode(h1[i]), y = ptxq_bf16_decode(h2[i]);
+                    if (fabs(x - y) > md) md = fabs(x - y), at = i;
+                    if (fabs(y) > mx) mx = fabs(y);
+                    if (fabs(y) > 0 && fabs(x - y) / fabs(y) > mr) mr = fabs(x - y) / fabs(y);
+                }
+                printf("  | cuBLASLt %8.3f ms %7.1f TFLOPS  ratio %.3fx  (vs ours: max|diff|/max|D| "
+                       "%.2g, max rel %.2g; worst [%zu,%zu] ours %.6g cublas %.6g)", lms, ltf, tf / ltf,
+                       mx > 0 ? md / mx : md, mr, at / (size_t)N, at % (size_t)N,
+                       ptxq_bf16_decode(h1[at]), ptxq_bf16_decode(h2[at]));
+                free(h1);
+                free(h2);
+            } else {
+                printf("  | cuBLASLt: matmul failed");
+            }
+        } else {
+            printf("  | cuBLASLt: no FP8 algorithm");
+        }
+        lt_teardown(&lc, d);
+    }
+    printf("\n");
+    fflush(stdout);
+    dev_free(d, A);
+    dev_free(d, B);
+    dev_free(d, D);
+    dev_free(d, D2);
+    dev_free(d, SA);
+    dev_free(d, SB);
+    return 0;
+}
+
+int bench_gemm_main(int argc, char **argv) {
+    ptxq_dev d;
+    if (bench_open(&d)) return 1;
+    cublaslt L;
+    int have_lt = !bench_flag(argc, argv, "--no-cublas") && lt_load(&L) == 0;
+    printf("device %s (%d SMs); dense FP8 peak %.0f TFLOPS (H100/H200 SXM datasheet)\n", d.info.name,
+           d.info.sm_count, PEAK_TFLOPS);
+    printf("cuBLASLt: %s%s\n", have_lt ? L.path : "not found (tried libcublasLt.so.13/.12/.so and "
+           "the nvidia-cublas pip package)", have_lt ? " (per-tensor FP8, FAST_ACCUM off = promoted "
+           "accumulation, BF16 out, heuristic's first algorithm)" : "");
+    int reps = (int)bench_opt_int(argc, argv, "--reps", 20);
+    int tile_n = (int)bench_opt_int(argc, argv, "--tile-n", 0);
+    int group = (int)bench_opt_int(argc, argv, "--group", 0);
+    int cluster = (int)bench_opt_int(argc, argv, "--cluster", 0);
+    g_ctas = (int)bench_opt_int(argc, argv, "--ctas", 0);
+    int rc = 0;
+    if (bench_opt(argc, argv, "--m", NULL)) {
+        ptxq_gemm_scaling s = PTXQ_GEMM_SCALE_TENSOR;
+        if (parse_scaling(bench_opt(argc, argv, "--scaling", "tensor"), &s)) {
+            fprintf(stderr, "unknown --scaling\n");
+            return 2;
+        }
+        rc |= bench_one(&d, &L, have_lt, bench_opt_int(argc, argv, "--m", 8192),
+                        bench_opt_int(argc, argv, "--n", 8192), bench_opt_int(argc, argv, "--k", 8192),
+                        s, tile_n, group, cluster, reps);
+    } else {
+        rc |= bench_one(&d, &L, have_lt, 8192, 8192, 8192, PTXQ_GEMM_SCALE_TENSOR, tile_n, group, cluster, reps);
+        rc |= bench_one(&d, &L, have_lt, 8192, 8192, 8192, PTXQ_GEMM_SCALE_ROW, tile_n, group, cluster, reps);
+        rc |= bench_one(&d, &L, have_lt, 4096, 7168, 16384, PTXQ_GEMM_SCALE_BLOCK, tile_n, group, cluster, reps);
+    }
+    dev_close(&d);
+    return rc;
+}
+
+int check_gemm_main(int argc, char **argv) {
+    ptxq_dev d;
+    if (bench_open(&d)) return 1;
+    gemm_cfg c = {bench_opt_int(argc, argv, "--m", 1000), bench_opt_int(argc, argv, "--n", 1000),
+                  bench_opt_int(argc, argv, "--k", 512), PTXQ_GEMM_SCALE_TENSOR,
+                  (int)bench_opt_int(argc, argv, "--tile-n", 0),
+                  (int)bench_opt_int(argc, argv, "--sample", 0), 0, 0, 0,
+                  (int)bench_opt_int(argc, argv, "--cluster", 0)};
+    if (parse_scaling(bench_opt(argc, argv, "--scaling", "tensor"), &c.scaling)) {
+        fprintf(stderr, "unknown --scaling\n");
+        return 2;
+    }
+    gemm_result r;
+    int st = gemm_case_run(&d, &c, (uint64_t)bench_opt_int(argc, argv, "--seed", 1), &r);
+    printf("check gemm %s %lldx%lldx%lld (%s): status %s; %lld checked, %lld bad, %lld unwritten, max "
+           "norm err %.3g, max rel err (well-conditioned, %lld) %.3g\n%s%s",
+           scaling_str(c.scaling), (long long)c.M, (long long)c.N, (long long)c.K, r.kernel,
+           ptxq_status_name(st), (long long)r.checked, (long long)r.bad, (long long)r.unwritten,
+           r.max_norm, (long long)r.n_wc, r.max_rel_wc, r.first_bad, r.first_bad[0] ? "\n" : "");
+    dev_close(&d);
+    return st != PTXQ_OK || r.bad || r.unwritten ? 1 : 0;
+}

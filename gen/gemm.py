@@ -1,0 +1,579 @@
+"""FP8 GEMM on sm_90a: D = epilogue(scales . (A . B^T)), A [M, K] and B [N, K] E4M3 (K-major),
+D [M, N] BF16 row-major.
+
+Scaling modes (one kernel per mode and tile width):
+  tensor  D = sa * sb * sum_k A B                    (two f32 device scalars)
+  row     D[m, n] = sa[m] * sb[n] * sum_k A B        (f32 per row of A and per row of B)
+  block   D[m, n] = sum_kb sa[m, kb] * sb[n/128, kb] * sum_{k in kb} A B
+          (DeepSeek-V3 / DeepGEMM: A per 1x128, B per 128x128; any strides)
+
+CTA = 3 warpgroups (384 threads), warp-specialised, persistent over output tiles:
+  WG0      producer: setmaxnreg.dec 40; one thread streams A and B tiles with TMA
+           (128B swizzle, box 128 K-bytes) into a ring of `stages` slots guarded by full/empty
+           mbarriers (gen/sm90.py Ring).
+  WG1, 2   consumers: setmaxnreg.inc 232; each owns 64 rows of the 128 x BN tile and issues
+           4 x wgmma m64nBNk32 per 128-K block into a partial accumulator (scale-d 0 on the first),
+           waits, frees the slot, then promotes: acc += partial (block mode: acc += s * partial).
+           The QGMMA accumulator keeps only ~14 significant bits per k32 step (NOTES.md section 7),
+           so each 128-K chain is short and the long sum runs in FP32 on the CUDA cores.
+Tiles are visited in grouped order: `group` M-tiles share an N sweep, so a wave of CTAs reuses
+the same A rows and B rows from L2. M/N tails: TMA zero-fills rows past M/N and K past K; the
+epilogue masks stores. Stores: bf16x2 pairs straight from the accumulator fragment.
+
+Variants: tile_n 128 / 160 / 192 (wave quantisation: the runtime picks), and cluster 1 / 2. With
+cluster 2 (.reqnctapercluster 2), a CTA pair along M shares the B tile: each CTA loads half of it
+with a multicast TMA into both CTAs' rings; an empty barrier then counts the consumer warps of
+both CTAs (remote arrivals through mapa), and the CTAs meet at a cluster barrier after init and
+before exit, so no CTA leaves while its peer may still signal it.
+
+Measured on an H200 (8192^3 per tensor): 1255-1290 TFLOPS, about 0.87x cuBLASLt's 1430-1480; the
+cluster variant moved it by 0-3% (so L2 traffic is not what limits it), ordering the two consumer
+warpgroups' issue with named barriers by 0%. What remains is structural: each warpgroup waits for
+its 128-K wgmma chain before promoting (FP32 adds on the CUDA cores), so its tensor-core queue
+drains once per K block, and the epilogue is not overlapped with the next tile's MMAs.
+"""
+
+from ptx import Kernel, header
+import sm90
+
+GENERATOR = "gen/gemm.py"
+TARGETS = ("sm_90a",)
+THREADS = 384
+BM = 128
+BK = 128                       # one TMA box of 128 K-bytes per operand and stage
+A_BYTES = BM * BK              # 16 KiB per stage
+SMEM_LIMIT = 232448            # sm_90 opt-in maximum per CTA
+PRODUCER_REGS = 40
+CONSUMER_REGS = 232
+MODES = ("tensor", "row", "block")
+TILE_N = (128, 160, 192)       # 160: 7168 = 44.8 tiles, fewer idle SMs in the last wave
+CLUSTERS = (1, 2)              # 2: a CTA pair along M shares each B tile (TMA multicast)
+
+ARGS = [
+    ("u64", "d"), ("u64", "sa"), ("u64", "sb"), ("u64", "ldd"),
+    ("u64", "sam"), ("u64", "sak"), ("u64", "sbn"), ("u64", "sbk"),
+    ("u32", "m"), ("u32", "n"), ("u32", "nkb"), ("u32", "tiles_m"),
+    ("u32", "tiles_n"), ("u32", "group"), ("u32", "ntiles"), ("u32", "nbn"),
+    ("u32", "pad0"),
+]
+
+
+def arg_offsets():
+    off, res = 0, {}
+    for typ, name in ARGS:
+        size = 8 if typ == "u64" else 4
+        off = (off + size - 1) // size * size
+        res[name] = (typ, off)
+        off += size
+    return res, (off + 7) // 8 * 8
+
+
+def geometry(bn):
+    stage = A_BYTES + bn * BK
+    stages = min(8, (SMEM_LIMIT - 1024 - 256) // stage)
+    smem = 1024 + stages * stage + 16 * stages
+    return stage, stages, smem
+
+
+def kernel_name(mode, bn, cluster=1):
+    return f"gemm_e4m3_bf16_{mode}_n{bn}" + ("_c2" if cluster == 2 else "")
+
+
+def variants():
+    res = []
+    for mode in MODES:
+        for bn in TILE_N:
+            for cl in CLUSTERS:
+                stage, stages, smem = geometry(bn)
+                res.append((kernel_name(mode, bn, cl),
+                            {"mode": mode, "tile_m": BM, "tile_n": bn, "tile_k": BK,
+                             "stages": stages, "stage_bytes": stage, "smem": smem,
+                             "threads": THREADS, "cluster": cl}))
+    return res
+
+
+class G:
+    def __init__(self, name, p, target):
+        self.k = Kernel(name)
+        self.p = p
+        self.target = target
+        self.mode = p["mode"]
+        self.bn = p["tile_n"]
+        self.cl = p["cluster"]
+        self.stage, self.stages, self.smem = geometry(self.bn)
+        self.off, self.argsize = arg_offsets()
+
+    def arg(self, name):
+        typ, off = self.off[name]
+        r = self.k.reg("." + ("b64" if typ == "u64" else "b32"), "a_" + name)
+        self.k(f"ld.param.{typ} {r}, [args+{off}]")
+        return r
+
+    # ---- tile order ---------------------------------------------------------------------------
+    def tile_coords(self, tile, m0, n0, tag):
+        """Grouped rasterization: tiles are numbered group by group; a group is `group` M-tiles
+        by all N-tiles, walked down M first, so consecutive CTAs share B tiles and a wave keeps a
+        band of A rows and B rows hot in L2."""
+        k = self.k
+        per, gi, first, gsz, loc, mt, nt = (k.reg(".b32", f"t_{n}_{tag}") for n in
+                                            ("per", "gi", "first", "gsz", "loc", "mt", "nt"))
+        k(f"mul.lo.u32 {per}, %a_group, %a_tiles_n")
+        k(f"div.u32 {gi}, {tile}, {per}")
+        k(f"mul.lo.u32 {first}, {gi}, %a_group")
+        k(f"sub.u32 {gsz}, %a_tiles_m, {first}")
+        k(f"min.u32 {gsz}, {gsz}, %a_group")
+        k(f"mul.lo.u32 {loc}, {gi}, {per}")
+        k(f"sub.u32 {loc}, {tile}, {loc}")
+        k(f"rem.u32 {mt}, {loc}, {gsz}")
+        k(f"add.u32 {mt}, {mt}, {first}")
+        k(f"div.u32 {nt}, {loc}, {gsz}")
+        if self.cl == 1:
+            k(f"mul.lo.u32 {m0}, {mt}, {BM}")
+        else:
+            k.comment(f"cluster tile: {self.cl * BM} rows; this CTA takes rows rank * {BM} of it")
+            k(f"mad.lo.u32 {m0}, {mt}, {self.cl * BM}, %m_rank_off")
+        k(f"mul.lo.u32 {n0}, {nt}, {self.bn}")
+
+    # ---- producer -----------------------------------------------------------------------------
+    def producer(self, ring):
+        k = self.k
+        k.label("PRODUCER")
+        k.comment("==== producer warpgroup: give registers to the consumers; one thread issues TMA")
+        k(f"setmaxnreg.dec.sync.aligned.u32 {PRODUCER_REGS}")
+        k("@!%p_leader bra P_DONE" if self.cl > 1 else "@!%p_leader ret")
+        tile, m0, n0, kb, kc = (k.reg(".b32", n) for n in ("p_tile", "p_m0", "p_n0", "p_kb", "p_kc"))
+        pe = k.reg(".b32", "p_empty_parity")
+        pdone = k.reg(".pred", "p_pdone")
+        ring.reset()
+        k(f"mov.u32 {tile}, %first_tile")
+        k.label("P_TILE")
+        k(f"setp.ge.u32 {pdone}, {tile}, %a_ntiles")
+        k(f"@{pdone} bra.uni P_DONE")
+        self.tile_coords(tile, m0, n0, "p")
+        k(f"mov.u32 {kb}, 0")
+        k(f"mov.u32 {kc}, 0")
+        k.label("P_KB")
+        k(f"setp.ge.u32 {pdone}, {kb}, %a_nkb")
+        k(f"@{pdone} bra.uni P_NEXT")
+        if self.cl == 1:
+            k.comment("stage: wait until the consumers freed the slot (parity phase^1: a fresh barrier\n"
+                      "passes), announce the bytes, then one A box (128 rows) and one B box (BN rows)")
+        else:
+            k.comment("stage: wait until the consumers of BOTH CTAs freed the slot (our B half lands in\n"
+                      "the peer too), announce the whole stage (A + both B halves), load A, and multicast\n"
+                      f"our half of B ({self.bn // 2} rows at rank * {self.bn // 2}) to both CTAs")
+        ring.locate()
+        k(f"xor.b32 {pe}, {ring.phase}, 1")
+        sm90.mbar_wait(k, ring.empty, pe, "EMPTY")
+        sm90.mbar_arrive_expect_tx(k, ring.full, self.stage)
+        sm90.tma_load_2d(k, ring.addr, "%tmap_a_g", kc, m0, ring.full)
+        b = k.reg(".b32", "p_b_dst")
+        if self.cl == 1:
+            k(f"add.u32 {b}, {ring.addr}, {A_BYTES}")
+            sm90.tma_load_2d(k, b, "%tmap_b_g", kc, n0, ring.full)
+        else:
+            nh = k.reg(".b32", "p_n_half")
+            k(f"add.u32 {b}, {ring.addr}, %b_half_off")
+            k(f"add.u32 {nh}, {n0}, %n_rank_off")
+            sm90.tma_load_2d_multicast(k, b, "%tmap_b_g", kc, nh, ring.full, "%cta_mask")
+        ring.advance()
+        k(f"add.u32 {kb}, {kb}, 1")
+        k(f"add.u32 {kc}, {kc}, {BK}")
+        k("bra.uni P_KB")
+        k.label("P_NEXT")
+        k(f"add.u32 {tile}, {tile}, %tile_step")
+        k("bra.uni P_TILE")
+        k.label("P_DONE")
+        if self.cl > 1:
+            k.comment("no CTA of the cluster leaves while its peer may still arrive on its barriers")
+            sm90.cluster_sync(k)
+        k("ret")
+
+    # ---- consumer -----------------------------------------------------------------------------
+    def consumer(self, ring):
+        k = self.k
+        bn = self.bn
+        nreg = bn // 2
+        k.label("CONSUMER")
+        k.comment("==== consumer warpgroups: 64 rows of the 128 x BN tile each")
+        k(f"setmaxnreg.inc.sync.aligned.u32 {CONSUMER_REGS}")
+        cwg, w, lane, g, t4, rbase = (k.reg(".b32", n) for n in
+                                      ("cwg", "warp", "lane", "g", "t4", "row_base"))
+        k(f"shr.u32 {cwg}, %tid_x, 7")
+        k(f"sub.u32 {cwg}, {cwg}, 1")
+        k(f"bfe.u32 {w}, %tid_x, 5, 2")
+        k(f"and.b32 {lane}, %tid_x, 31")
+        k(f"shr.u32 {g}, {lane}, 2")
+        k(f"and.b32 {t4}, {lane}, 3")
+        k.comment("this thread's first row in the tile: 64 * wg + 16 * warp + lane/4 (second: +8)")
+        k(f"shl.b32 {rbase}, {cwg}, 6")
+        k(f"mad.lo.u32 {rbase}, {w}, 16, {rbase}")
+        k(f"add.u32 {rbase}, {rbase}, {g}")
+        p_lane0 = k.reg(".pred", "p_lane0")
+        k(f"setp.eq.u32 {p_lane0}, {lane}, 0")
+
+        k.comment("descriptors of slot 0: A rows 64*wg.. (8 KiB per 64 rows), B at +16 KiB")
+        da0, db0, t32 = k.reg(".b64", "desc_a0"), k.reg(".b64", "desc_b0"), k.reg(".b32", "t_addr")
+        k(f"mad.lo.u32 {t32}, {cwg}, {64 * BK}, %smem")
+        sm90.smem_desc(k, da0, t32)
+        k(f"add.u32 {t32}, %smem, {A_BYTES}")
+        sm90.smem_desc(k, db0, t32)
+
+        s_ab = None
+        if self.mode == "tensor":
+            k.comment("per-tensor scales: s = sa * sb, applied in the epilogue")
+            s_ab = k.reg(".f32", "s_ab")
+            sbv = k.reg(".f32", "t_sb")
+            k(f"ld.global.nc.f32 {s_ab}, [%a_sa]")
+            k(f"ld.global.nc.f32 {sbv}, [%a_sb]")
+            k(f"mul.rn.f32 {s_ab}, {s_ab}, {sbv}")
+
+        part = k.regs(".f32", "part", nreg)
+        acc = k.regs(".f32", "acc", nreg)
+        tile, m0, n0, kb = (k.reg(".b32", n) for n in ("c_tile", "c_m0", "c_n0", "c_kb"))
+        mr0, mr1 = k.reg(".b32", "m_r0"), k.reg(".b32", "m_r1")
+        pr0, pr1 = k.reg(".pred", "p_row0"), k.reg(".pred", "p_row1")
+        pdone = k.reg(".pred", "p_cdone")
+        ring.reset()
+        k(f"mov.u32 {tile}, %first_tile")
+        k.label("C_TILE")
+        k(f"setp.ge.u32 {pdone}, {tile}, %a_ntiles")
+        k(f"@{pdone} bra.uni C_DONE")
+        self.tile_coords(tile, m0, n0, "c")
+        k(f"add.u32 {mr0}, {m0}, {rbase}")
+        k(f"add.u32 {mr1}, {mr0}, 8")
+        k(f"setp.lt.u32 {pr0}, {mr0}, %a_m")
+        k(f"setp.lt.u32 {pr1}, {mr1}, %a_m")
+        k.comment("FP32 accumulator of the tile (sum of the promoted 128-K partials)")
+        for r in acc:
+            k(f"mov.f32 {r}, 0f00000000")
+        if self.mode == "block":
+            self.block_scale_setup(m0, n0, mr0, mr1, pr0, pr1)
+        k(f"mov.u32 {kb}, 0")
+        k.label("C_KB")
+        k(f"setp.ge.u32 {pdone}, {kb}, %a_nkb")
+        k(f"@{pdone} bra.uni C_EPILOGUE")
+        if self.mode == "block":
+            self.block_scale_load()
+        ring.locate()
+        k.comment("descriptors of this slot: + slot * stage_bytes / 16; + 2 per 32-K step inside the\n"
+                  "swizzled 128-byte row (the hardware applies the XOR to the final address)")
+        so, da, db = k.reg(".b64", "t_slot_enc"), k.reg(".b64", "desc_a"), k.reg(".b64", "desc_b")
+        k(f"mul.wide.u32 {so}, {ring.slot}, {self.stage // 16}")
+        k(f"add.s64 {da}, {da0}, {so}")
+        k(f"add.s64 {db}, {db0}, {so}")
+        daj = [da] + [k.reg(".b64", f"desc_a{j}") for j in range(1, 4)]
+        dbj = [db] + [k.reg(".b64", f"desc_b{j}") for j in range(1, 4)]
+        for j in range(1, 4):
+            k(f"add.s64 {daj[j]}, {da}, {2 * j}")
+            k(f"add.s64 {dbj[j]}, {db}, {2 * j}")
+        k.comment("wait for the TMA bytes of this slot")
+        sm90.mbar_wait(k, ring.full, ring.phase, "FULL")
+        k.comment(f"one 128-K block: 4 x m64n{bn}k32 chained in the tensor core (scale-d 0 first)")
+        k("wgmma.fence.sync.aligned")
+        for j in range(4):
+            sm90.wgmma_fp8(k, bn, part, daj[j], dbj[j], 0 if j == 0 else 1)
+        k("wgmma.commit_group.sync.aligned")
+        k("wgmma.wait_group.sync.aligned 0")
+        if self.cl == 1:
+            k.comment("the slot's bytes are consumed: one arrival per consumer warp frees it")
+            sm90.mbar_arrive(k, ring.empty, p_lane0)
+        else:
+            k.comment("the slot's bytes are consumed: one arrival per consumer warp on our empty barrier\n"
+                      "and on the peer's (its producer multicasts into our slot too)")
+            sm90.mbar_arrive(k, ring.empty, p_lane0)
+            sm90.mbar_arrive_remote(k, ring.empty, "%peer_rank", k.reg(".b32", "t_remote"), p_lane0)
+        ring.advance()
+        self.promote(part, acc, n0)
+        k(f"add.u32 {kb}, {kb}, 1")
+        k("bra.uni C_KB")
+        k.label("C_EPILOGUE")
+        self.epilogue(acc, s_ab, m0, n0, mr0, mr1, pr0, pr1, t4)
+        k(f"add.u32 {tile}, {tile}, %tile_step")
+        k("bra.uni C_TILE")
+        k.label("C_DONE")
+        if self.cl > 1:
+            sm90.cluster_sync(k)
+        k("ret")
+
+    # ---- block scales -------------------------------------------------------------------------
+    def block_scale_setup(self, m0, n0, mr0, mr1, pr0, pr1):
+        """Per tile: running pointers to sa(m_r0, kb), sa(m_r1, kb), sb(nb0, kb), sb(nb1, kb).
+        A tile starts at n0 % 128 = r (a multiple of gcd(BN, 128)); with BN <= 256 - r it spans
+        B-scale blocks nb0 and nb1, and 8-column chunk q belongs to nb0 while 8q < 128 - r."""
+        k = self.k
+        t = k.reg(".b64", "t_sc")
+        pa0, pa1, pb0, pb1 = (k.reg(".b64", n) for n in ("sa_ptr0", "sa_ptr1", "sb_ptr0", "sb_ptr1"))
+        k.comment("block scales of this tile: pointers at kb = 0 (rows past M read nothing)")
+        k(f"cvt.u64.u32 {t}, {mr0}")
+        k(f"mul.lo.u64 {t}, {t}, %a_sam")
+        k(f"mad.lo.u64 {pa0}, {t}, 4, %a_sa")
+        k(f"cvt.u64.u32 {t}, {mr1}")
+        k(f"mul.lo.u64 {t}, {t}, %a_sam")
+        k(f"mad.lo.u64 {pa1}, {t}, 4, %a_sa")
+        nb0, nb1 = k.reg(".b32", "nb0"), k.reg(".b32", "nb1")
+        k(f"shr.u32 {nb0}, {n0}, 7")
+        k(f"add.u32 {nb1}, {nb0}, 1")
+        lim = k.reg(".b32", "t_nbmax")
+        k(f"sub.u32 {lim}, %a_nbn, 1")
+        k(f"min.u32 {nb1}, {nb1}, {lim}")
+        k(f"cvt.u64.u32 {t}, {nb0}")
+        k(f"mul.lo.u64 {t}, {t}, %a_sbn")
+        k(f"mad.lo.u64 {pb0}, {t}, 4, %a_sb")
+        k(f"cvt.u64.u32 {t}, {nb1}")
+        k(f"mul.lo.u64 {t}, {t}, %a_sbn")
+        k(f"mad.lo.u64 {pb1}, {t}, 4, %a_sb")
+        for r in ("sc_a0", "sc_a1"):
+            k(f"mov.f32 {k.reg('.f32', r)}, 0f00000000")
+        k(f"and.b32 {k.reg('.b32', 'n_res')}, {n0}, 127")
+        k.reg(".b64", "sak4")
+        k.reg(".b64", "sbk4")
+        k(f"shl.b64 %sak4, %a_sak, 2")
+        k(f"shl.b64 %sbk4, %a_sbk, 2")
+
+    def block_scale_load(self):
+        """Issue this K block's scale loads before waiting on the slot (their latency hides
+        behind the TMA wait and the wgmmas), then step the pointers to the next K block."""
+        k = self.k
+        k(f"@%p_row0 ld.global.nc.f32 %sc_a0, [%sa_ptr0]")
+        k(f"@%p_row1 ld.global.nc.f32 %sc_a1, [%sa_ptr1]")
+        k(f"ld.global.nc.f32 {k.reg('.f32', 'sc_b0')}, [%sb_ptr0]")
+        if self.bn > 128:
+            k(f"ld.global.nc.f32 {k.reg('.f32', 'sc_b1')}, [%sb_ptr1]")
+        for p, s in (("sa_ptr0", "sak4"), ("sa_ptr1", "sak4"), ("sb_ptr0", "sbk4"), ("sb_ptr1", "sbk4")):
+            k(f"add.s64 %{p}, %{p}, %{s}")
+
+    def promote(self, part, acc, n0):
+        k = self.k
+        n = len(part)
+        if self.mode != "block":
+            k.comment("promotion: acc += partial (FP32 on the CUDA cores)")
+            for i in range(n):
+                k(f"add.f32 {acc[i]}, {acc[i]}, {part[i]}")
+            return
+        k.comment("promotion with the block scales: acc += sa(m, kb) * sb(nb, kb) * partial")
+        c = {}
+        for r in (0, 1):
+            for b in ((0, 1) if self.bn > 128 else (0,)):
+                c[r, b] = k.reg(".f32", f"s_r{r}_b{b}")
+                k(f"mul.rn.f32 {c[r, b]}, %sc_a{r}, %sc_b{b}")
+
+        def fmas(split):
+            for i in range(n):
+                q, r = i >> 2, (i >> 1) & 1
+                b = 0 if 8 * q < split else 1
+                k(f"fma.rn.f32 {acc[i]}, {part[i]}, {c[r, b]}, {acc[i]}")
+
+        if self.bn <= 128:
+            fmas(128)
+            return
+        import math
+        step = math.gcd(self.bn, 128)
+        residues = list(range(0, 128, step))
+        lab_done = k.fresh("PROMO_DONE")
+        labs = [k.fresh(f"PROMO_R{r}") for r in residues]
+        pr = k.reg(".pred", "p_res")
+        for r, lab in zip(residues[1:], labs[1:]):
+            k(f"setp.eq.u32 {pr}, %n_res, {r}")
+            k(f"@{pr} bra.uni {lab}")
+        for r, lab in zip(residues, labs):
+            k.label(lab)
+            k.comment(f"tile starts {r} columns into a B-scale block: chunks 8q < {128 - r} use nb0")
+            fmas(128 - r)
+            k(f"bra.uni {lab_done}")
+        k.label(lab_done)
+
+    # ---- epilogue -----------------------------------------------------------------------------
+    def epilogue(self, acc, s_ab, m0, n0, mr0, mr1, pr0, pr1, t4):
+        k = self.k
+        bn = self.bn
+        nq = bn // 8
+        k.comment("==== epilogue: scale, round to BF16 pairs, store (rows m_r0, m_r1; cols n0 + 8q + 2t)\n"
+                  + sm90.acc_layout_doc(bn))
+        c0 = k.reg(".b32", "col0")
+        k(f"mad.lo.u32 {c0}, {t4}, 2, {n0}")
+        dp0, dp1, t = k.reg(".b64", "d_ptr0"), k.reg(".b64", "d_ptr1"), k.reg(".b64", "t_d")
+        k(f"cvt.u64.u32 {t}, {mr0}")
+        k(f"mul.lo.u64 {t}, {t}, %a_ldd")
+        k(f"cvt.u64.u32 {dp0}, {c0}")
+        k(f"add.u64 {t}, {t}, {dp0}")
+        k(f"mad.lo.u64 {dp0}, {t}, 2, %a_d")
+        k(f"mad.lo.u64 {dp1}, %a_ldd, 16, {dp0}")
+        nrem = k.reg(".b32", "n_rem")
+        k.comment("n_rem = N - (n0 + 2t): the pair at 8q is whole if 8q + 2 <= n_rem, half if 8q + 1 == n_rem")
+        k(f"sub.u32 {nrem}, %a_n, {c0}")
+        sr0 = sr1 = None
+        if self.mode == "row":
+            k.comment("row scales: sa of this thread's two rows, sb of its columns (loaded per chunk)")
+            sr0, sr1 = k.reg(".f32", "sa_r0"), k.reg(".f32", "sa_r1")
+            k(f"mov.f32 {sr0}, 0f00000000")
+            k(f"mov.f32 {sr1}, 0f00000000")
+            ta = k.reg(".b64", "t_sa")
+            for r, (mr, pr, sr) in enumerate(((mr0, pr0, sr0), (mr1, pr1, sr1))):
+                k(f"cvt.u64.u32 {ta}, {mr}")
+                k(f"mul.lo.u64 {ta}, {ta}, %a_sam")
+                k(f"mad.lo.u64 {ta}, {ta}, 4, %a_sa")
+                k(f"@{pr} ld.global.nc.f32 {sr}, [{ta}]")
+            pbn = k.reg(".b64", "sb_col")
+            k(f"cvt.u64.u32 {t}, {c0}")
+            k(f"mul.lo.u64 {t}, {t}, %a_sbn")
+            k(f"mad.lo.u64 {pbn}, {t}, 4, %a_sb")
+            sbs4 = k.reg(".b64", "sbn4")
+            k(f"shl.b64 {sbs4}, %a_sbn, 2")
+        # interior tiles store unpredicated
+        pin, tt = k.reg(".pred", "p_interior"), k.reg(".b32", "t_in")
+        k(f"add.u32 {tt}, {m0}, {BM}")
+        k(f"setp.le.u32 {pin}, {tt}, %a_m")
+        k(f"add.u32 {tt}, {n0}, {bn}")
+        k(f"setp.le.and.u32 {pin}, {tt}, %a_n, {pin}")
+        lab_edge, lab_end = k.fresh("EPI_EDGE"), k.fresh("EPI_END")
+        v0, v1, h, hs = k.reg(".f32", "v0"), k.reg(".f32", "v1"), k.reg(".b32", "h2"), k.reg(".b16", "h1")
+        sc0, sc1 = k.reg(".f32", "sb_c0"), k.reg(".f32", "sb_c1")
+        pp, ps = k.reg(".pred", "p_pair"), k.reg(".pred", "p_half1")
+        prp, prs = k.reg(".pred", "p_st2"), k.reg(".pred", "p_st1")
+
+        def values(q, r):
+            i = 4 * q + 2 * r
+            if self.mode == "tensor":
+                k(f"mul.rn.f32 {v0}, {acc[i]}, {s_ab}")
+                k(f"mul.rn.f32 {v1}, {acc[i + 1]}, {s_ab}")
+            elif self.mode == "row":
+                sr = sr0 if r == 0 else sr1
+                k(f"mul.rn.f32 {v0}, {acc[i]}, {sr}")
+                k(f"mul.rn.f32 {v0}, {v0}, {sc0}")
+                k(f"mul.rn.f32 {v1}, {acc[i + 1]}, {sr}")
+                k(f"mul.rn.f32 {v1}, {v1}, {sc1}")
+            else:
+                k(f"mov.f32 {v0}, {acc[i]}")
+                k(f"mov.f32 {v1}, {acc[i + 1]}")
+            k(f"cvt.rn.bf16x2.f32 {h}, {v1}, {v0}")
+
+        k(f"@!{pin} bra.uni {lab_edge}")
+        k.comment("interior tile: every pair is inside D")
+        if self.mode == "row":
+            k.reg(".b64", "sb_q")
+        for q in range(nq):
+            if self.mode == "row":
+                k(f"mad.lo.u64 %sb_q, %a_sbn, {32 * q}, %sb_col")
+                k(f"ld.global.nc.f32 {sc0}, [%sb_q]")
+                k(f"add.s64 %sb_q, %sb_q, %sbn4")
+                k(f"ld.global.nc.f32 {sc1}, [%sb_q]")
+            for r, dp in ((0, dp0), (1, dp1)):
+                values(q, r)
+                k(f"st.global.b32 [{dp}+{16 * q}], {h}")
+        k(f"bra.uni {lab_end}")
+        k.label(lab_edge)
+        k.comment("edge tile: rows past M and columns past N are not stored")
+        for q in range(nq):
+            k(f"setp.ge.s32 {pp}, {nrem}, {8 * q + 2}")
+            k(f"setp.eq.s32 {ps}, {nrem}, {8 * q + 1}")
+            if self.mode == "row":
+                k(f"mad.lo.u64 %sb_q, %a_sbn, {32 * q}, %sb_col")
+                k(f"mov.f32 {sc0}, 0f00000000")
+                k(f"mov.f32 {sc1}, 0f00000000")
+                pany = k.reg(".pred", "p_any")
+                k(f"or.pred {pany}, {pp}, {ps}")
+                k(f"@{pany} ld.global.nc.f32 {sc0}, [%sb_q]")
+                k(f"add.s64 %sb_q, %sb_q, %sbn4")
+                k(f"@{pp} ld.global.nc.f32 {sc1}, [%sb_q]")
+            for r, (dp, pr) in enumerate(((dp0, pr0), (dp1, pr1))):
+                values(q, r)
+                k(f"and.pred {prp}, {pp}, {pr}")
+                k(f"and.pred {prs}, {ps}, {pr}")
+                k(f"@{prp} st.global.b32 [{dp}+{16 * q}], {h}")
+                k(f"cvt.rn.bf16.f32 {hs}, {v0}")
+                k(f"@{prs} st.global.b16 [{dp}+{16 * q}], {hs}")
+        k.label(lab_end)
+
+    # ---- the kernel ---------------------------------------------------------------------------
+    def emit(self):
+        k = self.k
+        k.comment("---- arguments (one .param struct; layout in build/gen/gemm_args.h) and the maps")
+        for typ, name in ARGS:
+            self.arg(name)
+        for name in ("d", "sa", "sb"):
+            k(f"cvta.to.global.u64 %a_{name}, %a_{name}")
+        sm90.tmap_param(k, k.reg(".b64", "tmap_a_g"), "tmap_a")
+        sm90.tmap_param(k, k.reg(".b64", "tmap_b_g"), "tmap_b")
+        tid = k.reg(".b32", "tid_x")
+        k(f"mov.u32 {tid}, %tid.x")
+        first, step = k.reg(".b32", "first_tile"), k.reg(".b32", "tile_step")
+        if self.cl == 1:
+            k.comment("persistent: CTA c takes tiles c, c + gridDim, ...")
+            k(f"mov.u32 {first}, %ctaid.x")
+            k(f"mov.u32 {step}, %nctaid.x")
+        else:
+            k.comment(f"persistent clusters of {self.cl} CTAs: cluster c takes cluster tiles c, c + clusters, ...")
+            k(f"mov.u32 {first}, %clusterid.x")
+            k(f"mov.u32 {step}, %nclusterid.x")
+            rank = k.reg(".b32", "cta_rank")
+            k(f"mov.u32 {rank}, %cluster_ctarank")
+            k(f"xor.b32 {k.reg('.b32', 'peer_rank')}, {rank}, 1")
+            k(f"mul.lo.u32 {k.reg('.b32', 'm_rank_off')}, {rank}, {BM}")
+            k(f"mul.lo.u32 {k.reg('.b32', 'n_rank_off')}, {rank}, {self.bn // 2}")
+            k(f"mad.lo.u32 {k.reg('.b32', 'b_half_off')}, {rank}, {self.bn // 2 * BK}, {A_BYTES}")
+            k(f"mov.b16 {k.reg('.b16', 'cta_mask')}, 3")
+        lead = k.reg(".pred", "p_leader")
+        k(f"setp.eq.u32 {lead}, {tid}, 0")
+        smem = k.reg(".b32", "smem")
+        sm90.smem_base_1024(k, smem)
+        bars = k.reg(".b32", "bars")
+        k.comment(f"layout: {self.stages} stages x [A 128 x 128 B | B {self.bn} x 128 B] "
+                  f"({self.stage} B each), then full[{self.stages}], empty[{self.stages}] barriers")
+        k(f"add.u32 {bars}, {smem}, {self.stages * self.stage}")
+        ring = sm90.Ring(k, self.stages, self.stage, smem, bars, "ring")
+        k.comment("---- thread 0: barriers and tensor-map prefetch, then everyone syncs once")
+        k(f"@{lead} prefetch.tensormap [%tmap_a_g]")
+        k(f"@{lead} prefetch.tensormap [%tmap_b_g]")
+        ring.init_barriers(lead, 8 * self.cl)
+        sm90.mbar_init_fence(k, lead)
+        if self.cl == 1:
+            k("bar.sync 0")
+        else:
+            k.comment("the peer multicasts into our barriers: both CTAs' inits must be visible first")
+            sm90.cluster_sync(k)
+        wg = k.reg(".b32", "wg")
+        pw = k.reg(".pred", "p_producer")
+        k(f"shr.u32 {wg}, {tid}, 7")
+        k(f"setp.eq.u32 {pw}, {wg}, 0")
+        k(f"@{pw} bra.uni PRODUCER")
+        k.blank()
+        self.consumer(ring)
+        k.blank()
+        self.producer(ring)
+        params = [".param .align 64 .b8 tmap_a[128]", ".param .align 64 .b8 tmap_b[128]",
+                  f".param .align 8 .b8 args[{self.argsize}]"]
+        directives = [f".maxntid {THREADS}, 1, 1", ".minnctapersm 1"]
+        if self.cl > 1:
+            directives.append(f".reqnctapercluster {self.cl}, 1, 1")
+        hdr = header(GENERATOR, k.name, "gemm", THREADS, self.smem, self.p)
+        text = k.render(hdr, self.target, params, directives)
+        decl = ".extern .shared .align 1024 .b8 dsmem[];\n\n"
+        return text.replace(".visible .entry", decl + ".visible .entry", 1)
+
+
+def emit(name, params, target):
+    return G(name, params, target).emit()
+
+
+def c_header():
+    offs, size = arg_offsets()
+    out = ["/* Generated by gen/gemm.py: the .param block of every gemm kernel (after the two",
+           " * CUtensorMaps, which are passed by value). */",
+           "#ifndef PTXQ_GEMM_ARGS_H", "#define PTXQ_GEMM_ARGS_H", "#include <stddef.h>",
+           "#include <stdint.h>", "", "typedef struct ptxq_gemm_args {"]
+    for typ, name in ARGS:
+        out.append(f"    {'uint64_t' if typ == 'u64' else 'uint32_t'} {name};")
+    out.append("} ptxq_gemm_args;")
+    out.append("")
+    for typ, name in ARGS:
+        out.append(f"_Static_assert(offsetof(ptxq_gemm_args, {name}) == {offs[name][1]}, \"{name}\");")
+    out.append(f"_Static_assert(sizeof(ptxq_gemm_args) == {size}, \"size\");")
+    out.append(f"#define PTXQ_GEMM_THREADS {THREADS}")
+    out.append(f"#define PTXQ_GEMM_TILE_M {BM}")
+    out.append(f"#define PTXQ_GEMM_TILE_K {BK}")
+    out.append(f"#define PTXQ_GEMM_MAX_CLUSTER {max(CLUSTERS)}")
+    for bn in TILE_N:
+        out.append(f"#define PTXQ_GEMM_SMEM_N{bn} {geometry(bn)[2]}")
+    out.append("#endif")
+    return "\n".join(out) + "\n"

@@ -1,0 +1,54 @@
+/* gemm_ref.h -- FP8 GEMM cases for the tests, `ptxq check gemm` and the bench: random E4M3 inputs
+ * and F32 scales, a float64 CPU reference from the very same codes and scales, and the checks.
+ *
+ * Tolerance (per element, with S = sum_k |scale * a_k * b_k|, the scale-weighted sum of absolute
+ * products, and ref the float64 result):
+ *     |d - ref| <= 2^-8 * |ref| + GEMM_TOL_NORM * S
+ *   * 2^-8 |ref|: D is BF16 (8 significant bits), round-to-nearest is off by at most half an ulp,
+ *     2^-8 relative at worst (2^-9 typical);
+ *   * GEMM_TOL_NORM * S: Hopper's FP8 wgmma truncates the 32 products of a k32 step to multiples of
+ *     2^(emax-13) and the step's sum to 14 significant bits (NOTES.md section 7). Per step that is
+ *     at most about 33 * 2^-13 = 4e-3 of the step's sum of |products| (when one product dominates);
+ *     promotion into FP32 every 128 K keeps the steps from compounding.
+ * Layout or descriptor bugs give errors of order S, so the bound still catches them. The case also
+ * reports the largest normalised error |d-ref|/S and the relative error on well-conditioned
+ * outputs (|ref| >= S/2), the figures comparable to cuBLASLt's ~1e-4. */
+#ifndef PTXQ_GEMM_REF_H
+#define PTXQ_GEMM_REF_H
+
+#include <stdint.h>
+
+#include "devbuf.h"
+
+#define GEMM_TOL_NORM 4.0e-3
+
+typedef struct gemm_cfg {
+    int64_t M, N, K;
+    ptxq_gemm_scaling scaling;
+    int tile_n;        /* 0: the runtime's choice */
+    int sample_rows;   /* 0: check every row's values; else this many random rows (+ first, last) */
+    int pad_a, pad_d;  /* extra elements per row of A/B (multiple of 16) and of D (rounded up to an even row stride) */
+    int sa_mmajor;     /* BLOCK: a_scale M-major (strides {1, M}) instead of row-major */
+    int cluster;       /* desc.cluster: 0 (runtime), 1 or 2 */
+} gemm_cfg;
+
+typedef struct gemm_result {
+    int64_t checked;       /* elements whose value was compared */
+    int64_t bad;           /* outside the tolerance */
+    int64_t unwritten;     /* still the poison pattern (any row) */
+    double max_norm;       /* max |d - ref| / S */
+    double max_rel_wc;     /* max relative error where |ref| >= S / 2 */
+    int64_t n_wc;
+    char first_bad[256];
+    char kernel[64];
+} gemm_result;
+
+/* Runs one case on d's stream (allocates, fills, launches, downloads, frees). Returns the
+ * ptxq_gemm status (PTXQ_OK when it ran) and fills *res. */
+int gemm_case_run(ptxq_dev *d, const gemm_cfg *cfg, uint64_t seed, gemm_result *res);
+
+/* Random E4M3 code, never zero and never NaN: |value| spread over 2^-2..2^2, mostly positive
+ * (values in [-1, 3) before scaling) so that many outputs are well-conditioned. */
+uint8_t gemm_rand_e4m3(rng64 *r);
+
+#endif
