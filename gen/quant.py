@@ -154,6 +154,17 @@ class Q:
                 k(f"cvt.f32.f16 {dst[2*i]}, {h[0]}")
                 k(f"cvt.f32.f16 {dst[2*i+1]}, {h[1]}")
 
+    def load16(self, pv, addr, prefix, hint=".L1::no_allocate", off=0, words=None):
+        """One predicated 16-byte load into 4 registers zeroed first (an invalid lane then adds
+        nothing to an amax)."""
+        k = self.k
+        wd = words or k.regs(".b32", prefix, 4)
+        for j in range(4):
+            k(f"mov.b32 {wd[j]}, 0")
+        ld = f"ld.global.nc{hint}.v4.b32" if hint is not None else "ld.global.v4.b32"
+        k(f"@{pv} {ld} {{{wd[0]}, {wd[1]}, {wd[2]}, {wd[3]}}}, [{addr}{f'+{off}' if off else ''}]")
+        return wd
+
     def absmax_words(self, words, acc):
         """max(|x|) of one 16-byte vector into acc. 2-byte inputs are reduced packed (abs is a
         mask, max.bf16x2 / max.f16x2 takes two at a time): 9 instructions instead of 16."""
@@ -606,14 +617,11 @@ class Q:
             srow = k.reg(".b64", f"srow{tag}") if isinstance(self.blk, int) else None
             self.item_address(r, c, xa, qa, w, tag, srow)
             wd = k.regs(".b32", f"xv{tag}_", 4 * self.NV)
-            for j in range(4 * self.NV):
-                k(f"mov.b32 {wd[j]}, 0")
             # NOTE: with two vectors per lane each load instruction uses half of every sector it
             # touches; letting L1 keep the lines makes the second one an L1 hit
             hint = ".L1::no_allocate" if self.NV == 1 else ""
             for v in range(self.NV):
-                w4 = wd[4 * v:4 * v + 4]
-                k(f"@{pv} ld.global.nc{hint}.v4.b32 {{{w4[0]}, {w4[1]}, {w4[2]}, {w4[3]}}}, [{xa}+{16 * v}]")
+                self.load16(pv, xa, None, hint, 16 * v, wd[4 * v:4 * v + 4])
         pw = k.reg(".pred", "p_wrap")
         for u in range(self.U):
             k(f"add.u32 {items[u]}, {items[u]}, {step}")
@@ -779,10 +787,7 @@ class Q:
             k(f"add.u64 {xa}, {xa}, {xrow}")
             k(f"mul.wide.u32 {qa}, {c}, {V // (2 if self.out == 'e2m1' else 1)}")
             k(f"add.u64 {qa}, {qa}, {qrow}")
-            wd = k.regs(".b32", f"xv{r}_", 4)
-            for j in range(4):
-                k(f"mov.b32 {wd[j]}, 0")
-            k(f"@{pv} ld.global.nc.L1::no_allocate.v4.b32 {{{wd[0]}, {wd[1]}, {wd[2]}, {wd[3]}}}, [{xa}]")
+            wd = self.load16(pv, xa, f"xv{r}_")
             words.append(wd); valid.append(pv); qaddr.append(qa)
         amax = k.reg(".f32", "ramax")
         k(f"mov.f32 {amax}, 0f00000000")
@@ -855,10 +860,7 @@ class Q:
             k(f"setp.lt.u32 {pv}, {c}, %a_vpr")
             k(f"mul.wide.u32 {xa}, {c}, 16")
             k(f"add.u64 {xa}, {xa}, {xrow}")
-            wd = k.regs(".b32", f"xv{u}_", 4)
-            for j in range(4):
-                k(f"mov.b32 {wd[j]}, 0")
-            k(f"@{pv} ld.global.v4.b32 {{{wd[0]}, {wd[1]}, {wd[2]}, {wd[3]}}}, [{xa}]")
+            wd = self.load16(pv, xa, f"xv{u}_", hint=None)
             words.append(wd)
         for u in range(U):
             f = k.regs(".f32", f"x{u}_", V)

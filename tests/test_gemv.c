@@ -20,40 +20,23 @@
 #include <cmocka.h>
 
 #include "gemv_ref.h"
+#include "gputest.h"
 #include "sass.h"
 
-static ptxq_dev g_dev;
-static int g_have_gpu;
-static char g_why[512];
-static uint64_t g_seed;
+static gputest g_test;
 
 static int setup(void **state) {
     (void)state;
-    int rc = dev_open(&g_dev, g_why, sizeof g_why);
-    g_have_gpu = rc == 0;
-    if (rc < 0) {
-        fprintf(stderr, "device open failed: %s\n", g_why);
-        return -1;
-    }
-    g_seed = (uint64_t)time(NULL) ^ ((uint64_t)getpid() << 16);
-    if (getenv("PTXQ_TEST_SEED")) g_seed = strtoull(getenv("PTXQ_TEST_SEED"), NULL, 0);
-    if (g_have_gpu)
-        printf("[ INFO     ] %s sm_%d%d (%s), %d SMs, seed %llu\n", g_dev.info.name,
-               g_dev.info.cc_major, g_dev.info.cc_minor, g_dev.info.target, g_dev.info.sm_count,
-               (unsigned long long)g_seed);
-    return 0;
+    return gputest_open(&g_test);
 }
 
 static int teardown(void **state) {
     (void)state;
-    if (g_have_gpu) dev_close(&g_dev);
+    gputest_close(&g_test);
     return 0;
 }
 
-static int no_gpu(void) {
-    if (!g_have_gpu) printf("[ SKIP     ] no GPU: %s\n", g_why);
-    return !g_have_gpu;
-}
+static int no_gpu(void) { return gputest_no_gpu(&g_test); }
 
 /* ---- validation without a device ---------------------------------------------------------- */
 
@@ -289,9 +272,9 @@ static void test_sass(void **state) {
 static int run_one(gemv_case c, int verbose) {
     gemv_result r;
     char desc[256];
-    c.seed = g_seed++;
+    c.seed = g_test.seed++;
     gemv_case_describe(&c, desc, sizeof desc);
-    int rc = gemv_case_run(&g_dev, &c, &r);
+    int rc = gemv_case_run(&g_test.dev, &c, &r);
     if (rc || verbose)
         printf("[ %s ] %s: %s r%d k%d grid %u | wrong %lld/%lld, pad %lld, worst %.3f of bound "
                "(dev %.8g ref %.8g) %s%s\n",
@@ -388,13 +371,13 @@ static void test_bad_inputs_untouched(void **state) {
     if (no_gpu()) skip();
     int64_t M = 64, K = 512;
     size_t ybytes = (size_t)M * 2 + 64;
-    uint64_t da = dev_alloc(&g_dev, (size_t)(M * K)), ds = dev_alloc(&g_dev, (size_t)(M * K / 16));
-    uint64_t dx = dev_alloc(&g_dev, (size_t)K), dxs = dev_alloc(&g_dev, (size_t)K / 16);
-    uint64_t dy = dev_alloc(&g_dev, ybytes);
-    dev_fill(&g_dev, da, 0x22, (size_t)(M * K));
-    dev_fill(&g_dev, ds, 0x38, (size_t)(M * K / 16));
-    dev_fill(&g_dev, dx, 0x22, (size_t)K);
-    dev_fill(&g_dev, dxs, 0x38, (size_t)K / 16);
+    uint64_t da = dev_alloc(&g_test.dev, (size_t)(M * K)), ds = dev_alloc(&g_test.dev, (size_t)(M * K / 16));
+    uint64_t dx = dev_alloc(&g_test.dev, (size_t)K), dxs = dev_alloc(&g_test.dev, (size_t)K / 16);
+    uint64_t dy = dev_alloc(&g_test.dev, ybytes);
+    dev_fill(&g_test.dev, da, 0x22, (size_t)(M * K));
+    dev_fill(&g_test.dev, ds, 0x38, (size_t)(M * K / 16));
+    dev_fill(&g_test.dev, dx, 0x22, (size_t)K);
+    dev_fill(&g_test.dev, dxs, 0x38, (size_t)K / 16);
     int64_t ash[2] = {M, K}, ssh[2] = {M, K / 16}, nk = K / 16;
     ptxq_gemv_desc good;
     memset(&good, 0, sizeof good);
@@ -415,29 +398,29 @@ static void test_bad_inputs_untouched(void **state) {
         case 4: by.dtype = PTXQ_I32; want = PTXQ_ERR_DTYPE; break;
         default: d.k_warps = 3; want = PTXQ_ERR_INVALID_ARGUMENT; break;
         }
-        dev_fill(&g_dev, dy, 0x77, ybytes);
-        ptxq_status st = ptxq_gemv(g_dev.ctx, &d, &ba, &bas, &bx, &xs, &by, g_dev.stream);
+        dev_fill(&g_test.dev, dy, 0x77, ybytes);
+        ptxq_status st = ptxq_gemv(g_test.dev.ctx, &d, &ba, &bas, &bx, &xs, &by, g_test.dev.stream);
         if (st != want)
             fail_msg("case %d: %s (%s), want %s", c, ptxq_status_name(st), ptxq_last_error(),
                      ptxq_status_name(want));
         assert_true(strlen(ptxq_last_error()) > 10);
-        dev_sync(&g_dev);
-        dev_download(&g_dev, h, dy, ybytes);
+        dev_sync(&g_test.dev);
+        dev_download(&g_test.dev, h, dy, ybytes);
         for (size_t i = 0; i < ybytes; ++i) assert_int_equal(h[i], 0x77);
     }
     /* and the good call writes: every A code 0x22 is 1.0 * 1.0, x the same, scales 1.0 */
-    assert_int_equal(ptxq_gemv(g_dev.ctx, &good, &a, &as, &x, &xs, &y, g_dev.stream), PTXQ_OK);
-    dev_download(&g_dev, h, dy, ybytes);
+    assert_int_equal(ptxq_gemv(g_test.dev.ctx, &good, &a, &as, &x, &xs, &y, g_test.dev.stream), PTXQ_OK);
+    dev_download(&g_test.dev, h, dy, ybytes);
     uint16_t y0;
     memcpy(&y0, h, 2);
     assert_true(ptxq_f16_decode(y0) == (float)K);
     for (size_t i = (size_t)M * 2; i < ybytes; ++i) assert_int_equal(h[i], 0x77);
     free(h);
-    dev_free(&g_dev, da);
-    dev_free(&g_dev, ds);
-    dev_free(&g_dev, dx);
-    dev_free(&g_dev, dxs);
-    dev_free(&g_dev, dy);
+    dev_free(&g_test.dev, da);
+    dev_free(&g_test.dev, ds);
+    dev_free(&g_test.dev, dx);
+    dev_free(&g_test.dev, dxs);
+    dev_free(&g_test.dev, dy);
 }
 
 int main(void) {
