@@ -33,7 +33,7 @@ its 128-K wgmma chain before promoting (FP32 adds on the CUDA cores), so its ten
 drains once per K block, and the epilogue is not overlapped with the next tile's MMAs.
 """
 
-from ptx import Kernel, header
+from ptx import Kernel, header, struct_layout, load_arg
 import sm90
 
 GENERATOR = "gen/gemm.py"
@@ -59,13 +59,7 @@ ARGS = [
 
 
 def arg_offsets():
-    off, res = 0, {}
-    for typ, name in ARGS:
-        size = 8 if typ == "u64" else 4
-        off = (off + size - 1) // size * size
-        res[name] = (typ, off)
-        off += size
-    return res, (off + 7) // 8 * 8
+    return struct_layout(ARGS)
 
 
 def geometry(bn):
@@ -104,10 +98,7 @@ class G:
         self.off, self.argsize = arg_offsets()
 
     def arg(self, name):
-        typ, off = self.off[name]
-        r = self.k.reg("." + ("b64" if typ == "u64" else "b32"), "a_" + name)
-        self.k(f"ld.param.{typ} {r}, [args+{off}]")
-        return r
+        return load_arg(self.k, self.off, name)
 
     # ---- tile order ---------------------------------------------------------------------------
     def tile_coords(self, tile, m0, n0, tag):

@@ -74,6 +74,26 @@ class Kernel:
         return "\n".join(out) + "\n"
 
 
+def struct_layout(fields):
+    """Offsets of a .param struct whose fields are [("u64"|"u32", name)], C alignment rules:
+    ({name: (type, offset)}, size rounded to 8). The C mirror must assert the same offsets."""
+    off, res = 0, {}
+    for typ, name in fields:
+        size = 8 if typ == "u64" else 4
+        off = (off + size - 1) // size * size
+        res[name] = (typ, off)
+        off += size
+    return res, (off + 7) // 8 * 8
+
+
+def load_arg(k, offsets, name):
+    """ld.param of one field of the 'args' struct into %a_<name>."""
+    typ, off = offsets[name]
+    r = k.reg("." + ("b64" if typ == "u64" else "b32"), "a_" + name)
+    k(f"ld.param.{typ} {r}, [args+{off}]")
+    return r
+
+
 def header(generator, name, family, threads, smem, params):
     """The comment block every generated module starts with. The 'ptxq:' line is what the build
     reads (threads, dynamic shared memory); the parameter lines name the variant."""

@@ -20,7 +20,7 @@ bit for bit):
 Divisions and reciprocals are div.rn / rcp.rn (IEEE), so the host reference reproduces them.
 """
 
-from ptx import Kernel, header, f32
+from ptx import Kernel, header, f32, struct_layout, load_arg
 
 GENERATOR = "gen/quant.py"
 THREADS = 256
@@ -44,13 +44,7 @@ FLAG_FLAT = 8        # leading dims of x, q and scales collapse to one row pitch
 
 
 def arg_offsets():
-    off, res = 0, {}
-    for typ, name in ARGS:
-        size = 8 if typ == "u64" else 4
-        off = (off + size - 1) // size * size
-        res[name] = (typ, off)
-        off += size
-    return res, (off + 7) // 8 * 8
+    return struct_layout(ARGS)
 
 
 INPUTS = {"bf16": 2, "f16": 2, "f32": 4}
@@ -131,10 +125,7 @@ class Q:
 
     # ---- small pieces --------------------------------------------------------------------
     def arg(self, name):
-        typ, off = self.off[name]
-        r = self.k.reg("." + ("b64" if typ == "u64" else "b32"), "a_" + name)
-        self.k(f"ld.param.{typ} {r}, [args+{off}]")
-        return r
+        return load_arg(self.k, self.off, name)
 
     def unpack(self, words, dst):
         """16 input bytes (4 .b32) -> V f32 registers, element order preserved."""
