@@ -6,6 +6,13 @@
 
 #include "internal.h"
 
+/* FNV-1a */
+static unsigned name_hash(const char *s) {
+    unsigned h = 2166136261u;
+    for (; *s; ++s) h = (h ^ (unsigned char)*s) * 16777619u;
+    return h;
+}
+
 static int attr(ptxq_context *c, CUdevice_attribute a, int *v) {
     CUresult r = c->drv->cuDeviceGetAttribute(v, a, c->dev);
     return r == CUDA_SUCCESS ? PTXQ_OK : ptxq_cuda_fail(c->drv, r, "cuDeviceGetAttribute");
@@ -59,6 +66,23 @@ ptxq_status ptxq_context_create(int ordinal, ptxq_context **out) {
         free(c);
         return st;
     }
+    /* name -> registry index for this target: launches look kernels up without a scan */
+    c->index_size = 16;
+    while (c->index_size < 2 * ptxq_kernel_table_size + 1) c->index_size *= 2;
+    c->index = malloc(sizeof *c->index * (size_t)c->index_size);
+    if (!c->index) {
+        d->cuDevicePrimaryCtxRelease(c->dev);
+        free(c->loaded);
+        free(c);
+        return ptxq_fail(PTXQ_ERR_OUT_OF_MEMORY, "ptxq_context_create: out of host memory");
+    }
+    for (int i = 0; i < c->index_size; ++i) c->index[i] = -1;
+    for (int i = 0; i < ptxq_kernel_table_size; ++i) {
+        if (strcmp(ptxq_kernel_table[i]->target, c->target)) continue;
+        unsigned slot = name_hash(ptxq_kernel_table[i]->name) & (unsigned)(c->index_size - 1);
+        while (c->index[slot] >= 0) slot = (slot + 1) & (unsigned)(c->index_size - 1);
+        c->index[slot] = i;
+    }
     pthread_mutex_init(&c->lock, NULL);
     *out = c;
     return ptxq_ok();
@@ -72,6 +96,7 @@ void ptxq_context_destroy(ptxq_context *c) {
     }
     c->drv->cuDevicePrimaryCtxRelease(c->dev);
     pthread_mutex_destroy(&c->lock);
+    free(c->index);
     free(c->loaded);
     free(c);
 }
@@ -155,9 +180,12 @@ static int load_slot(ptxq_context *c, int i, const ptxq_kernel_entry *e) {
 
 int ptxq_get_kernel(ptxq_context *c, const char *name, const ptxq_loaded **out) {
     int idx = -1;
-    for (int i = 0; i < ptxq_kernel_table_size; ++i)
-        if (!strcmp(ptxq_kernel_table[i]->target, c->target) && !strcmp(ptxq_kernel_table[i]->name, name))
-            idx = i;
+    unsigned slot = name_hash(name) & (unsigned)(c->index_size - 1);
+    for (; c->index[slot] >= 0; slot = (slot + 1) & (unsigned)(c->index_size - 1))
+        if (!strcmp(ptxq_kernel_table[c->index[slot]]->name, name)) {
+            idx = c->index[slot];
+            break;
+        }
     if (idx < 0)
         return ptxq_fail(PTXQ_ERR_NOT_FOUND, "no kernel '%s' for %s in this build", name, c->target);
     int st = PTXQ_OK;

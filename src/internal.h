@@ -49,6 +49,8 @@ struct ptxq_context {
     const char *target;
     pthread_mutex_t lock;      /* guards loaded[] and tmaps[] */
     ptxq_loaded *loaded;       /* one slot per registry entry, filled lazily */
+    int *index;                /* name hash -> registry index for this target (read-only) */
+    int index_size;            /* power of two, > 2x the kernels of this target */
     ptxq_tmap_slot tmaps[PTXQ_TMAP_CACHE];
     int tmap_next;
 };
