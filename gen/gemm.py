@@ -26,7 +26,15 @@ with a multicast TMA into both CTAs' rings; an empty barrier then counts the con
 both CTAs (remote arrivals through mapa), and the CTAs meet at a cluster barrier after init and
 before exit, so no CTA leaves while its peer may still signal it.
 
-Measured on an H200 (8192^3 per tensor): 1255-1290 TFLOPS, about 0.87x cuBLASLt's 1430-1480; the
+Pipelined variants (PIPES, suffix p2 / h2; the runtime picks per mode and width, src/gemm.c):
+the consumer issues the next wgmma group before waiting (wait_group 1) and promotes the previous
+one while it runs, so the tensor-core queue never drains inside a tile (consumer_pipe). p2: two
+partial sets alternate by K block (BN 128: 3 x 64 accumulator registers). h2: each 128-K chain is
+two m64n{BN/2} half chains, one half always queued. Measured on an H200 (same run): TENSOR 8192^3
+n192_c2 1186-1277 -> n192h2_c2 1320-1332 TFLOPS; BLOCK 4096x7168x16384 n160 1035-1083 ->
+n128p2 1102-1111; ROW did not gain (h2 1208-1294 vs 1268-1351).
+
+Measured on an H200 (8192^3 per tensor), before the pipelined variants: 1255-1290 TFLOPS, about 0.87x cuBLASLt's 1430-1480; the
 cluster variant moved it by 0-3% (so L2 traffic is not what limits it), ordering the two consumer
 warpgroups' issue with named barriers by 0%. What remains is structural: each warpgroup waits for
 its 128-K wgmma chain before promoting (FP32 adds on the CUDA cores), so its tensor-core queue
@@ -48,6 +56,13 @@ CONSUMER_REGS = 232
 MODES = ("tensor", "row", "block")
 TILE_N = (128, 160, 192)       # 160: 7168 = 44.8 tiles, fewer idle SMs in the last wave
 CLUSTERS = (1, 2)              # 2: a CTA pair along M shares each B tile (TMA multicast)
+# pipelined consumers (no tensor-core drain per K block): (pipe, tile widths)
+#   p2  two partial accumulator sets alternate by K block: block kb+1's chain is in flight while
+#       block kb is promoted (wait_group 1). 3 x BN/2 f32 registers: BN = 128 only.
+#   h2  the 128-K chain is split in two column halves (m64n{BN/2}); the next half-chain is issued
+#       before the previous one is promoted, so one half is always queued. Same registers as now.
+PIPES = (("p2", (128,)), ("h2", (128, 160, 192)))
+PIPE_SKIP = {("block", 192, "h2")}  # two scale sets: ptxas spills 24 B
 
 ARGS = [
     ("u64", "d"), ("u64", "sa"), ("u64", "sb"), ("u64", "ldd"),
@@ -69,20 +84,23 @@ def geometry(bn):
     return stage, stages, smem
 
 
-def kernel_name(mode, bn, cluster=1):
-    return f"gemm_e4m3_bf16_{mode}_n{bn}" + ("_c2" if cluster == 2 else "")
+def kernel_name(mode, bn, cluster=1, pipe=""):
+    return f"gemm_e4m3_bf16_{mode}_n{bn}{pipe}" + ("_c2" if cluster == 2 else "")
 
 
 def variants():
     res = []
     for mode in MODES:
         for bn in TILE_N:
-            for cl in CLUSTERS:
-                stage, stages, smem = geometry(bn)
-                res.append((kernel_name(mode, bn, cl),
-                            {"mode": mode, "tile_m": BM, "tile_n": bn, "tile_k": BK,
-                             "stages": stages, "stage_bytes": stage, "smem": smem,
-                             "threads": THREADS, "cluster": cl}))
+            for pipe in [""] + [p for p, bns in PIPES if bn in bns and (mode, bn, p) not in PIPE_SKIP]:
+                for cl in CLUSTERS:
+                    stage, stages, smem = geometry(bn)
+                    prm = {"mode": mode, "tile_m": BM, "tile_n": bn, "tile_k": BK,
+                           "stages": stages, "stage_bytes": stage, "smem": smem,
+                           "threads": THREADS, "cluster": cl}
+                    if pipe:
+                        prm["pipe"] = pipe
+                    res.append((kernel_name(mode, bn, cl, pipe), prm))
     return res
 
 
@@ -94,6 +112,7 @@ class G:
         self.mode = p["mode"]
         self.bn = p["tile_n"]
         self.cl = p["cluster"]
+        self.pipe = p.get("pipe", "")
         self.stage, self.stages, self.smem = geometry(self.bn)
         self.off, self.argsize = arg_offsets()
 
@@ -287,6 +306,160 @@ class G:
             sm90.cluster_sync(k)
         k("ret")
 
+    # ---- pipelined consumer ---------------------------------------------------------------------
+    def consumer_pipe(self, ring):
+        """Like consumer(), but the tensor core never drains between K blocks. The work of a tile
+        is a sequence of wgmma groups (p2: one 128-K chain per K block into partial set kb % 2;
+        h2: two half-width 128-K chains per K block into the two column halves of one partial set).
+        Step i issues group i, commits, waits until at most one group is pending (wait_group 1:
+        group i-1 is done while group i runs), promotes group i-1 and, if that was the last group
+        of its K block, frees that block's slot. The K loop is unrolled by two blocks (register
+        names and scale sets alternate with the parity of kb)."""
+        k = self.k
+        bn = self.bn
+        nreg = bn // 2
+        k.label("CONSUMER")
+        k.comment(f"==== consumer warpgroups ({self.pipe} pipeline): 64 rows of the 128 x BN tile each")
+        k(f"setmaxnreg.inc.sync.aligned.u32 {CONSUMER_REGS}")
+        cwg, w, lane, g, t4, rbase = (k.reg(".b32", n) for n in
+                                      ("cwg", "warp", "lane", "g", "t4", "row_base"))
+        k(f"shr.u32 {cwg}, %tid_x, 7")
+        k(f"sub.u32 {cwg}, {cwg}, 1")
+        k(f"bfe.u32 {w}, %tid_x, 5, 2")
+        k(f"and.b32 {lane}, %tid_x, 31")
+        k(f"shr.u32 {g}, {lane}, 2")
+        k(f"and.b32 {t4}, {lane}, 3")
+        k(f"shl.b32 {rbase}, {cwg}, 6")
+        k(f"mad.lo.u32 {rbase}, {w}, 16, {rbase}")
+        k(f"add.u32 {rbase}, {rbase}, {g}")
+        p_lane0 = k.reg(".pred", "p_lane0")
+        k(f"setp.eq.u32 {p_lane0}, {lane}, 0")
+        da0, db0, t32 = k.reg(".b64", "desc_a0"), k.reg(".b64", "desc_b0"), k.reg(".b32", "t_addr")
+        k(f"mad.lo.u32 {t32}, {cwg}, {64 * BK}, %smem")
+        sm90.smem_desc(k, da0, t32)
+        k(f"add.u32 {t32}, %smem, {A_BYTES}")
+        sm90.smem_desc(k, db0, t32)
+        s_ab = None
+        if self.mode == "tensor":
+            s_ab = k.reg(".f32", "s_ab")
+            sbv = k.reg(".f32", "t_sb")
+            k(f"ld.global.nc.f32 {s_ab}, [%a_sa]")
+            k(f"ld.global.nc.f32 {sbv}, [%a_sb]")
+            k(f"mul.rn.f32 {s_ab}, {s_ab}, {sbv}")
+
+        acc = k.regs(".f32", "acc", nreg)
+        if self.pipe == "p2":
+            parts = [k.regs(".f32", "part0_", nreg), k.regs(".f32", "part1_", nreg)]
+            ngroups = 1
+        else:
+            parts = [k.regs(".f32", "part", nreg)]
+            ngroups = 2
+        gw = bn // ngroups            # columns per group
+        greg = gw // 2                # registers per group
+
+        def group_regs(par, h):
+            """(partial registers, first accumulator chunk) of group h of a K block of parity par"""
+            if self.pipe == "p2":
+                return parts[par], 0
+            return parts[0][h * greg:(h + 1) * greg], h * gw // 8
+
+        tile, m0, n0, kb = (k.reg(".b32", n) for n in ("c_tile", "c_m0", "c_n0", "c_kb"))
+        mr0, mr1 = k.reg(".b32", "m_r0"), k.reg(".b32", "m_r1")
+        pr0, pr1 = k.reg(".pred", "p_row0"), k.reg(".pred", "p_row1")
+        pdone = k.reg(".pred", "p_cdone")
+        pfirst = k.reg(".pred", "p_kb0")
+        prev_empty = k.reg(".b32", "prev_empty")
+        so, da, db = k.reg(".b64", "t_slot_enc"), k.reg(".b64", "desc_a"), k.reg(".b64", "desc_b")
+        dt_a, dt_b = k.reg(".b64", "desc_at"), k.reg(".b64", "desc_bt")
+
+        def release(bar):
+            if self.cl == 1:
+                sm90.mbar_arrive(k, bar, p_lane0)
+            else:
+                sm90.mbar_arrive(k, bar, p_lane0)
+                sm90.mbar_arrive_remote(k, bar, "%peer_rank", k.reg(".b32", "t_remote"), p_lane0)
+
+        def prom(par, h):
+            regs, q0 = group_regs(par, h)
+            self.promote(regs, acc[4 * q0:4 * q0 + len(regs)], n0,
+                         sfx=f"_{par}" if self.mode == "block" else "", q0=q0)
+
+        def kblock(par, lab_exit):
+            """one K block of parity par (kb % 2 == par)"""
+            k(f"setp.ge.u32 {pdone}, {kb}, %a_nkb")
+            k(f"@{pdone} bra.uni {lab_exit}")
+            if self.mode == "block":
+                self.block_scale_load(f"_{par}")
+            k(f"mov.u32 {prev_empty}, {ring.empty}")
+            ring.locate()
+            k(f"mul.wide.u32 {so}, {ring.slot}, {self.stage // 16}")
+            k(f"add.s64 {da}, {da0}, {so}")
+            k(f"add.s64 {db}, {db0}, {so}")
+            sm90.mbar_wait(k, ring.full, ring.phase, "FULL")
+            for h in range(ngroups):
+                regs, _ = group_regs(par, h)
+                k.comment(f"group {h} of this K block: 4 x m64n{gw}k32 (B rows {h * gw}..), then promote the previous group")
+                k("wgmma.fence.sync.aligned")
+                for j in range(4):
+                    k(f"add.s64 {dt_a}, {da}, {2 * j}")
+                    k(f"add.s64 {dt_b}, {db}, {2 * j + h * gw * BK // 16}")
+                    sm90.wgmma_fp8(k, gw, regs, dt_a, dt_b, 0 if j == 0 else 1)
+                k("wgmma.commit_group.sync.aligned")
+                k("wgmma.wait_group.sync.aligned 1")
+                if h == 0:
+                    # previous group: the last group of the previous K block (parity 1 - par)
+                    skip = k.fresh("NO_PREV")
+                    if par == 0:
+                        k(f"setp.eq.u32 {pfirst}, {kb}, 0")
+                        k(f"@{pfirst} bra.uni {skip}")
+                    prom(1 - par if self.pipe == "p2" else par ^ 1, ngroups - 1)
+                    k.comment("the previous K block is consumed: free its slot")
+                    release(prev_empty)
+                    k.label(skip)
+                else:
+                    prom(par, h - 1)
+            ring.advance()
+            k(f"add.u32 {kb}, {kb}, 1")
+
+        ring.reset()
+        k(f"mov.u32 {tile}, %first_tile")
+        k.label("C_TILE")
+        k(f"setp.ge.u32 {pdone}, {tile}, %a_ntiles")
+        k(f"@{pdone} bra.uni C_DONE")
+        self.tile_coords(tile, m0, n0, "c")
+        k(f"add.u32 {mr0}, {m0}, {rbase}")
+        k(f"add.u32 {mr1}, {mr0}, 8")
+        k(f"setp.lt.u32 {pr0}, {mr0}, %a_m")
+        k(f"setp.lt.u32 {pr1}, {mr1}, %a_m")
+        for r in acc:
+            k(f"mov.f32 {r}, 0f00000000")
+        if self.mode == "block":
+            self.block_scale_setup(m0, n0, mr0, mr1, pr0, pr1)
+        k(f"mov.u32 {kb}, 0")
+        k.label("C_KB")
+        kblock(0, "C_TAIL1")
+        kblock(1, "C_TAIL0")
+        k("bra.uni C_KB")
+        for par, lab in ((1, "C_TAIL1"), (0, "C_TAIL0")):
+            k.label(lab)
+            k.comment(f"K done: drain, promote the last group (K block of parity {par}), free its slot")
+            k("wgmma.wait_group.sync.aligned 0")
+            if par == 1:
+                k(f"setp.eq.u32 {pfirst}, {kb}, 0")
+                k("@%p_kb0 bra.uni C_EPILOGUE")
+            prom(par, ngroups - 1)
+            release(ring.empty)
+            if par == 1:
+                k("bra.uni C_EPILOGUE")
+        k.label("C_EPILOGUE")
+        self.epilogue(acc, s_ab, m0, n0, mr0, mr1, pr0, pr1, t4)
+        k(f"add.u32 {tile}, {tile}, %tile_step")
+        k("bra.uni C_TILE")
+        k.label("C_DONE")
+        if self.cl > 1:
+            sm90.cluster_sync(k)
+        k("ret")
+
     # ---- block scales -------------------------------------------------------------------------
     def block_scale_setup(self, m0, n0, mr0, mr1, pr0, pr1):
         """Per tile: running pointers to sa(m_r0, kb), sa(m_r1, kb), sb(nb0, kb), sb(nb1, kb).
@@ -314,27 +487,30 @@ class G:
         k(f"cvt.u64.u32 {t}, {nb1}")
         k(f"mul.lo.u64 {t}, {t}, %a_sbn")
         k(f"mad.lo.u64 {pb1}, {t}, 4, %a_sb")
-        for r in ("sc_a0", "sc_a1"):
-            k(f"mov.f32 {k.reg('.f32', r)}, 0f00000000")
+        for sfx in (("_0", "_1") if self.pipe else ("",)):
+            for r in ("sc_a0", "sc_a1"):
+                k(f"mov.f32 {k.reg('.f32', r + sfx)}, 0f00000000")
         k(f"and.b32 {k.reg('.b32', 'n_res')}, {n0}, 127")
         k.reg(".b64", "sak4")
         k.reg(".b64", "sbk4")
         k(f"shl.b64 %sak4, %a_sak, 2")
         k(f"shl.b64 %sbk4, %a_sbk, 2")
 
-    def block_scale_load(self):
+    def block_scale_load(self, sfx=""):
         """Issue this K block's scale loads before waiting on the slot (their latency hides
-        behind the TMA wait and the wgmmas), then step the pointers to the next K block."""
+        behind the TMA wait and the wgmmas), then step the pointers to the next K block.
+        sfx names the scale set (pipelined consumers keep one per K-block parity)."""
         k = self.k
-        k(f"@%p_row0 ld.global.nc.f32 %sc_a0, [%sa_ptr0]")
-        k(f"@%p_row1 ld.global.nc.f32 %sc_a1, [%sa_ptr1]")
-        k(f"ld.global.nc.f32 {k.reg('.f32', 'sc_b0')}, [%sb_ptr0]")
+        k(f"@%p_row0 ld.global.nc.f32 %sc_a0{sfx}, [%sa_ptr0]")
+        k(f"@%p_row1 ld.global.nc.f32 %sc_a1{sfx}, [%sa_ptr1]")
+        k(f"ld.global.nc.f32 {k.reg('.f32', 'sc_b0' + sfx)}, [%sb_ptr0]")
         if self.bn > 128:
-            k(f"ld.global.nc.f32 {k.reg('.f32', 'sc_b1')}, [%sb_ptr1]")
+            k(f"ld.global.nc.f32 {k.reg('.f32', 'sc_b1' + sfx)}, [%sb_ptr1]")
         for p, s in (("sa_ptr0", "sak4"), ("sa_ptr1", "sak4"), ("sb_ptr0", "sbk4"), ("sb_ptr1", "sbk4")):
             k(f"add.s64 %{p}, %{p}, %{s}")
 
-    def promote(self, part, acc, n0):
+    def promote(self, part, acc, n0, sfx="", q0=0):
+        """acc[i] (+)= partial[i]; part covers accumulator chunks q0.. (8 columns each)."""
         k = self.k
         n = len(part)
         if self.mode != "block":
@@ -347,11 +523,11 @@ class G:
         for r in (0, 1):
             for b in ((0, 1) if self.bn > 128 else (0,)):
                 c[r, b] = k.reg(".f32", f"s_r{r}_b{b}")
-                k(f"mul.rn.f32 {c[r, b]}, %sc_a{r}, %sc_b{b}")
+                k(f"mul.rn.f32 {c[r, b]}, %sc_a{r}{sfx}, %sc_b{b}{sfx}")
 
         def fmas(split):
             for i in range(n):
-                q, r = i >> 2, (i >> 1) & 1
+                q, r = q0 + (i >> 2), (i >> 1) & 1
                 b = 0 if 8 * q < split else 1
                 k(f"fma.rn.f32 {acc[i]}, {part[i]}, {c[r, b]}, {acc[i]}")
 
@@ -529,7 +705,10 @@ class G:
         k(f"setp.eq.u32 {pw}, {wg}, 0")
         k(f"@{pw} bra.uni PRODUCER")
         k.blank()
-        self.consumer(ring)
+        if self.pipe:
+            self.consumer_pipe(ring)
+        else:
+            self.consumer(ring)
         k.blank()
         self.producer(ring)
         params = [".param .align 64 .b8 tmap_a[128]", ".param .align 64 .b8 tmap_b[128]",

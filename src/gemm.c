@@ -5,6 +5,7 @@
  * CUtensorMap B, ptxq_gemm_args). Everything is checked, the kernel loaded and both tensor maps
  * encoded before the launch is enqueued, so a call that fails writes nothing. */
 #include <stdio.h>
+#include <stdlib.h>
 #include <string.h>
 
 #include "gemm_args.h"
@@ -48,6 +49,33 @@ static int pick_tile_n(int64_t M, int64_t N, int sms) {
         }
     }
     return pick;
+}
+
+/* Pipelined consumer variants (gen/gemm.py PIPES): "" (wait for each 128-K chain), "p2" (two
+ * partial sets alternate by K block; tile_n 128 only) or "h2" (the chain split in two column
+ * halves, one always queued; not BLOCK at 192). Defaults, measured on an H200 (same run,
+ * 3 interleaved rounds): TENSOR 8192^3 n192_c2 1186-1277 -> h2 1320-1332 TFLOPS; TENSOR n128
+ * 1211 -> p2 1255-1265; BLOCK 4096x7168x16384 n160 1035-1083 -> n128 p2 1102-1111 (plain n128
+ * 936-952); ROW 8192^3 h2 was slower (1208-1294 vs 1268-1351), so ROW keeps "".
+ * PTXQ_GEMM_PIPE=off|p2|h2 overrides the default (off also restores BLOCK's tile-width pick);
+ * a variant that does not exist for the mode and width falls back to "". */
+static int pipe_off(void) {
+    const char *e = getenv("PTXQ_GEMM_PIPE");
+    return e && !strcmp(e, "off");
+}
+
+static const char *pick_pipe(ptxq_gemm_scaling s, int tile_n) {
+    const char *e = getenv("PTXQ_GEMM_PIPE");
+    const char *want;
+    if (e && *e)
+        want = !strcmp(e, "p2") ? "p2" : !strcmp(e, "h2") ? "h2" : "";
+    else if (s == PTXQ_GEMM_SCALE_ROW)
+        want = "";
+    else
+        want = tile_n == 128 ? "p2" : (s == PTXQ_GEMM_SCALE_TENSOR && tile_n == 192) ? "h2" : "";
+    if (!strcmp(want, "p2") && tile_n != 128) want = "";
+    if (!strcmp(want, "h2") && s == PTXQ_GEMM_SCALE_BLOCK && tile_n == 192) want = "";
+    return want;
 }
 
 /* The vector scale of ROW mode: [len] or [len, 1]; returns its element stride. */
@@ -158,7 +186,10 @@ static int plan_gemm(const ptxq_gemm_desc *desc, const ptxq_tensor *a, const ptx
     }
     }
 
-    p->tile_n = desc->tile_n ? desc->tile_n : pick_tile_n(p->M, p->N, sms > 0 ? sms : 132);
+    /* BLOCK: 128 wide with the p2 pipeline beat the wave-quantisation pick (see pick_pipe) */
+    p->tile_n = desc->tile_n ? desc->tile_n
+                : (desc->scaling == PTXQ_GEMM_SCALE_BLOCK && !pipe_off())
+                    ? 128 : pick_tile_n(p->M, p->N, sms > 0 ? sms : 132);
     if (p->tile_n != 128 && p->tile_n != 160 && p->tile_n != 192)
         return ptxq_fail(PTXQ_ERR_INVALID_ARGUMENT, "gemm: tile_n %d; 0, 128, 160 or 192 expected",
                          desc->tile_n);
@@ -178,8 +209,8 @@ static int plan_gemm(const ptxq_gemm_desc *desc, const ptxq_tensor *a, const ptx
     if (p->cluster != 1 && p->cluster != 2)
         return ptxq_fail(PTXQ_ERR_INVALID_ARGUMENT, "gemm: cluster %d; 0, 1 or 2 expected",
                          desc->cluster);
-    snprintf(p->kernel, sizeof p->kernel, "gemm_e4m3_bf16_%s_n%d%s", sname, p->tile_n,
-             p->cluster == 2 ? "_c2" : "");
+    snprintf(p->kernel, sizeof p->kernel, "gemm_e4m3_bf16_%s_n%d%s%s", sname, p->tile_n,
+             pick_pipe(desc->scaling, p->tile_n), p->cluster == 2 ? "_c2" : "");
     p->smem = p->tile_n == 128 ? PTXQ_GEMM_SMEM_N128
               : p->tile_n == 160 ? PTXQ_GEMM_SMEM_N160 : PTXQ_GEMM_SMEM_N192;
 

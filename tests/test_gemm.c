@@ -102,6 +102,9 @@ static void test_validate(void **state) {
     char name[64];
     vcase_make(&v, PTXQ_GEMM_SCALE_BLOCK, 4096, 7168, 1024);
     assert_int_equal(ptxq_gemm_kernel_for(&v.desc, &v.a, &v.b, &v.d, name, sizeof name), PTXQ_OK);
+    assert_string_equal(name, "gemm_e4m3_bf16_block_n128p2"); /* p2 pipeline: measured faster */
+    setenv("PTXQ_GEMM_PIPE", "off", 1);
+    assert_int_equal(ptxq_gemm_kernel_for(&v.desc, &v.a, &v.b, &v.d, name, sizeof name), PTXQ_OK);
     assert_string_equal(name, "gemm_e4m3_bf16_block_n160"); /* 44.8 N tiles: fewest idle SMs */
     v.desc.tile_n = 128;
     v.desc.cluster = 2;
@@ -110,6 +113,17 @@ static void test_validate(void **state) {
     v.desc.cluster = 1;
     assert_int_equal(ptxq_gemm_kernel_for(&v.desc, &v.a, &v.b, &v.d, name, sizeof name), PTXQ_OK);
     assert_string_equal(name, "gemm_e4m3_bf16_block_n128");
+    unsetenv("PTXQ_GEMM_PIPE");
+    assert_int_equal(ptxq_gemm_kernel_for(&v.desc, &v.a, &v.b, &v.d, name, sizeof name), PTXQ_OK);
+    assert_string_equal(name, "gemm_e4m3_bf16_block_n128p2");
+    vcase_make(&v, PTXQ_GEMM_SCALE_TENSOR, 8192, 8192, 8192);
+    v.desc.tile_n = 192;
+    assert_int_equal(ptxq_gemm_kernel_for(&v.desc, &v.a, &v.b, &v.d, name, sizeof name), PTXQ_OK);
+    assert_string_equal(name, "gemm_e4m3_bf16_tensor_n192h2_c2");
+    vcase_make(&v, PTXQ_GEMM_SCALE_ROW, 8192, 8192, 8192);
+    v.desc.tile_n = 192;
+    assert_int_equal(ptxq_gemm_kernel_for(&v.desc, &v.a, &v.b, &v.d, name, sizeof name), PTXQ_OK);
+    assert_string_equal(name, "gemm_e4m3_bf16_row_n192_c2");
 }
 
 /* ---- on the GPU ---------------------------------------------------------------------------- */
@@ -165,6 +179,42 @@ CASE(test_block_big_n192, PTXQ_GEMM_SCALE_BLOCK, 4096, 7168, 1024, 192,
      c.sample_rows = 32; c.sa_mmajor = 1)
 CASE(test_block_big_default, PTXQ_GEMM_SCALE_BLOCK, 4096, 7168, 1024, 0, c.sample_rows = 32)
 CASE(test_block_big_n128, PTXQ_GEMM_SCALE_BLOCK, 512, 7168, 2048, 128, c.sample_rows = 16)
+
+/* pipelined consumers (gen/gemm.py PIPES), picked with PTXQ_GEMM_PIPE: odd and even K-block
+ * counts (the K loop is unrolled by two blocks), K = 0, K tails, ragged M/N, both cluster sizes */
+#define PCASE(fn, pipe, s, m, n, k, tn, extra)                                                     \
+    static void fn(void **state) {                                                                 \
+        (void)state;                                                                               \
+        gemm_cfg c = {m, n, k, s, tn, 0, 0, 0, 0, 0};                                              \
+        extra;                                                                                     \
+        setenv("PTXQ_GEMM_PIPE", pipe, 1);                                                         \
+        run_case(c);                                                                               \
+        unsetenv("PTXQ_GEMM_PIPE");                                                                \
+    }
+PCASE(test_p2_tensor_1000, "p2", PTXQ_GEMM_SCALE_TENSOR, 1000, 1000, 512, 128, c.cluster = 1)
+PCASE(test_p2_tensor_129_c2, "p2", PTXQ_GEMM_SCALE_TENSOR, 129, 257, 384, 128, c.cluster = 2)
+PCASE(test_p2_tensor_k16, "p2", PTXQ_GEMM_SCALE_TENSOR, 77, 195, 48, 128, c.pad_a = 16; c.pad_d = 6)
+PCASE(test_p2_tensor_k0, "p2", PTXQ_GEMM_SCALE_TENSOR, 130, 70, 0, 128, (void)0)
+PCASE(test_p2_row_300_c2, "p2", PTXQ_GEMM_SCALE_ROW, 300, 520, 1040, 128, c.cluster = 2)
+PCASE(test_p2_block_300_c2, "p2", PTXQ_GEMM_SCALE_BLOCK, 300, 520, 384, 128, c.cluster = 2)
+PCASE(test_p2_block_1000, "p2", PTXQ_GEMM_SCALE_BLOCK, 1000, 1000, 512, 128,
+      c.cluster = 1; c.sa_mmajor = 1)
+PCASE(test_h2_tensor_1000, "h2", PTXQ_GEMM_SCALE_TENSOR, 1000, 1000, 512, 192, c.cluster = 1)
+PCASE(test_h2_tensor_77_c2, "h2", PTXQ_GEMM_SCALE_TENSOR, 77, 300, 1040, 192, c.cluster = 2)
+PCASE(test_h2_tensor_k0, "h2", PTXQ_GEMM_SCALE_TENSOR, 130, 70, 0, 160, (void)0)
+PCASE(test_h2_row_300_c2, "h2", PTXQ_GEMM_SCALE_ROW, 300, 520, 384, 192, c.cluster = 2)
+PCASE(test_h2_row_129_n128, "h2", PTXQ_GEMM_SCALE_ROW, 129, 257, 256, 128, (void)0)
+PCASE(test_h2_block_300_n160, "h2", PTXQ_GEMM_SCALE_BLOCK, 300, 1000, 384, 160,
+      c.cluster = 1; c.sa_mmajor = 1)
+PCASE(test_h2_block_300_n160_c2, "h2", PTXQ_GEMM_SCALE_BLOCK, 300, 1000, 512, 160, c.cluster = 2)
+PCASE(test_h2_block_129_n128, "h2", PTXQ_GEMM_SCALE_BLOCK, 129, 257, 640, 128, (void)0)
+PCASE(test_h2_tensor_big, "h2", PTXQ_GEMM_SCALE_TENSOR, 4096, 7168, 1024, 192, c.sample_rows = 48)
+PCASE(test_h2_block_big, "h2", PTXQ_GEMM_SCALE_BLOCK, 4096, 7168, 1024, 160, c.sample_rows = 32)
+PCASE(test_off_tensor_129_c2, "off", PTXQ_GEMM_SCALE_TENSOR, 129, 257, 256, 192, c.cluster = 2)
+PCASE(test_off_tensor_77_n128, "off", PTXQ_GEMM_SCALE_TENSOR, 77, 300, 1040, 128, c.cluster = 2)
+PCASE(test_off_block_1000, "off", PTXQ_GEMM_SCALE_BLOCK, 1000, 1000, 512, 0, c.sa_mmajor = 1)
+PCASE(test_off_block_129_n128, "off", PTXQ_GEMM_SCALE_BLOCK, 129, 257, 256, 128, (void)0)
+PCASE(test_off_block_big, "off", PTXQ_GEMM_SCALE_BLOCK, 4096, 7168, 1024, 0, c.sample_rows = 32)
 
 /* A refused call writes nothing: D keeps its poison. */
 static void test_refused_untouched(void **state) {
@@ -277,6 +327,28 @@ int main(void) {
         cmocka_unit_test(test_block_big_n192),
         cmocka_unit_test(test_block_big_default),
         cmocka_unit_test(test_block_big_n128),
+        cmocka_unit_test(test_p2_tensor_1000),
+        cmocka_unit_test(test_p2_tensor_129_c2),
+        cmocka_unit_test(test_p2_tensor_k16),
+        cmocka_unit_test(test_p2_tensor_k0),
+        cmocka_unit_test(test_p2_row_300_c2),
+        cmocka_unit_test(test_p2_block_300_c2),
+        cmocka_unit_test(test_p2_block_1000),
+        cmocka_unit_test(test_h2_tensor_1000),
+        cmocka_unit_test(test_h2_tensor_77_c2),
+        cmocka_unit_test(test_h2_tensor_k0),
+        cmocka_unit_test(test_h2_row_300_c2),
+        cmocka_unit_test(test_h2_row_129_n128),
+        cmocka_unit_test(test_h2_block_300_n160),
+        cmocka_unit_test(test_h2_block_300_n160_c2),
+        cmocka_unit_test(test_h2_block_129_n128),
+        cmocka_unit_test(test_h2_tensor_big),
+        cmocka_unit_test(test_h2_block_big),
+        cmocka_unit_test(test_off_tensor_129_c2),
+        cmocka_unit_test(test_off_tensor_77_n128),
+        cmocka_unit_test(test_off_block_1000),
+        cmocka_unit_test(test_off_block_129_n128),
+        cmocka_unit_test(test_off_block_big),
         cmocka_unit_test(test_refused_untouched),
     };
     return cmocka_run_group_tests(tests, setup, teardown);
