@@ -120,6 +120,27 @@ class G:
         return load_arg(self.k, self.off, name)
 
     # ---- tile order ---------------------------------------------------------------------------
+    def consumer_tile_begin(self, ring, tile, m0, n0, kb, mr0, mr1, pr0, pr1, pdone, rbase, acc):
+        """Consumer prologue of every output tile: loop test, tile coordinates, row guards,
+        zeroed FP32 accumulator, block scales, K-block counter (both consumer kinds share it)."""
+        k = self.k
+        ring.reset()
+        k(f"mov.u32 {tile}, %first_tile")
+        k.label("C_TILE")
+        k(f"setp.ge.u32 {pdone}, {tile}, %a_ntiles")
+        k(f"@{pdone} bra.uni C_DONE")
+        self.tile_coords(tile, m0, n0, "c")
+        k(f"add.u32 {mr0}, {m0}, {rbase}")
+        k(f"add.u32 {mr1}, {mr0}, 8")
+        k(f"setp.lt.u32 {pr0}, {mr0}, %a_m")
+        k(f"setp.lt.u32 {pr1}, {mr1}, %a_m")
+        k.comment("FP32 accumulator of the tile (sum of the promoted 128-K partials)")
+        for r in acc:
+            k(f"mov.f32 {r}, 0f00000000")
+        if self.mode == "block":
+            self.block_scale_setup(m0, n0, mr0, mr1, pr0, pr1)
+        k(f"mov.u32 {kb}, 0")
+
     def tile_coords(self, tile, m0, n0, tag):
         """Grouped rasterization: tiles are numbered group by group; a group is `group` M-tiles
         by all N-tiles, walked down M first, so consecutive CTAs share B tiles and a wave keeps a
@@ -244,22 +265,7 @@ class G:
         mr0, mr1 = k.reg(".b32", "m_r0"), k.reg(".b32", "m_r1")
         pr0, pr1 = k.reg(".pred", "p_row0"), k.reg(".pred", "p_row1")
         pdone = k.reg(".pred", "p_cdone")
-        ring.reset()
-        k(f"mov.u32 {tile}, %first_tile")
-        k.label("C_TILE")
-        k(f"setp.ge.u32 {pdone}, {tile}, %a_ntiles")
-        k(f"@{pdone} bra.uni C_DONE")
-        self.tile_coords(tile, m0, n0, "c")
-        k(f"add.u32 {mr0}, {m0}, {rbase}")
-        k(f"add.u32 {mr1}, {mr0}, 8")
-        k(f"setp.lt.u32 {pr0}, {mr0}, %a_m")
-        k(f"setp.lt.u32 {pr1}, {mr1}, %a_m")
-        k.comment("FP32 accumulator of the tile (sum of the promoted 128-K partials)")
-        for r in acc:
-            k(f"mov.f32 {r}, 0f00000000")
-        if self.mode == "block":
-            self.block_scale_setup(m0, n0, mr0, mr1, pr0, pr1)
-        k(f"mov.u32 {kb}, 0")
+        self.consumer_tile_begin(ring, tile, m0, n0, kb, mr0, mr1, pr0, pr1, pdone, rbase, acc)
         k.label("C_KB")
         k(f"setp.ge.u32 {pdone}, {kb}, %a_nkb")
         k(f"@{pdone} bra.uni C_EPILOGUE")
@@ -421,21 +427,7 @@ class G:
             ring.advance()
             k(f"add.u32 {kb}, {kb}, 1")
 
-        ring.reset()
-        k(f"mov.u32 {tile}, %first_tile")
-        k.label("C_TILE")
-        k(f"setp.ge.u32 {pdone}, {tile}, %a_ntiles")
-        k(f"@{pdone} bra.uni C_DONE")
-        self.tile_coords(tile, m0, n0, "c")
-        k(f"add.u32 {mr0}, {m0}, {rbase}")
-        k(f"add.u32 {mr1}, {mr0}, 8")
-        k(f"setp.lt.u32 {pr0}, {mr0}, %a_m")
-        k(f"setp.lt.u32 {pr1}, {mr1}, %a_m")
-        for r in acc:
-            k(f"mov.f32 {r}, 0f00000000")
-        if self.mode == "block":
-            self.block_scale_setup(m0, n0, mr0, mr1, pr0, pr1)
-        k(f"mov.u32 {kb}, 0")
+        self.consumer_tile_begin(ring, tile, m0, n0, kb, mr0, mr1, pr0, pr1, pdone, rbase, acc)
         k.label("C_KB")
         kblock(0, "C_TAIL1")
         kblock(1, "C_TAIL0")
