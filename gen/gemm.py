@@ -220,13 +220,11 @@ class G:
             sm90.cluster_sync(k)
         k("ret")
 
-    # ---- consumer -----------------------------------------------------------------------------
-    def consumer(self, ring):
+    def consumer_lanes(self):
+        """Consumer entry, shared by both consumer kinds: raise the register budget, then this
+        thread's warpgroup (0/1), warp, lane, quad row g, quad column t4, first tile row, and
+        whether it is lane 0."""
         k = self.k
-        bn = self.bn
-        nreg = bn // 2
-        k.label("CONSUMER")
-        k.comment("==== consumer warpgroups: 64 rows of the 128 x BN tile each")
         k(f"setmaxnreg.inc.sync.aligned.u32 {CONSUMER_REGS}")
         cwg, w, lane, g, t4, rbase = (k.reg(".b32", n) for n in
                                       ("cwg", "warp", "lane", "g", "t4", "row_base"))
@@ -242,6 +240,16 @@ class G:
         k(f"add.u32 {rbase}, {rbase}, {g}")
         p_lane0 = k.reg(".pred", "p_lane0")
         k(f"setp.eq.u32 {p_lane0}, {lane}, 0")
+        return cwg, w, lane, g, t4, rbase, p_lane0
+
+    # ---- consumer -----------------------------------------------------------------------------
+    def consumer(self, ring):
+        k = self.k
+        bn = self.bn
+        nreg = bn // 2
+        k.label("CONSUMER")
+        k.comment("==== consumer warpgroups: 64 rows of the 128 x BN tile each")
+        cwg, w, lane, g, t4, rbase, p_lane0 = self.consumer_lanes()
 
         k.comment("descriptors of slot 0: A rows 64*wg.. (8 KiB per 64 rows), B at +16 KiB")
         da0, db0, t32 = k.reg(".b64", "desc_a0"), k.reg(".b64", "desc_b0"), k.reg(".b32", "t_addr")
@@ -326,20 +334,7 @@ class G:
         nreg = bn // 2
         k.label("CONSUMER")
         k.comment(f"==== consumer warpgroups ({self.pipe} pipeline): 64 rows of the 128 x BN tile each")
-        k(f"setmaxnreg.inc.sync.aligned.u32 {CONSUMER_REGS}")
-        cwg, w, lane, g, t4, rbase = (k.reg(".b32", n) for n in
-                                      ("cwg", "warp", "lane", "g", "t4", "row_base"))
-        k(f"shr.u32 {cwg}, %tid_x, 7")
-        k(f"sub.u32 {cwg}, {cwg}, 1")
-        k(f"bfe.u32 {w}, %tid_x, 5, 2")
-        k(f"and.b32 {lane}, %tid_x, 31")
-        k(f"shr.u32 {g}, {lane}, 2")
-        k(f"and.b32 {t4}, {lane}, 3")
-        k(f"shl.b32 {rbase}, {cwg}, 6")
-        k(f"mad.lo.u32 {rbase}, {w}, 16, {rbase}")
-        k(f"add.u32 {rbase}, {rbase}, {g}")
-        p_lane0 = k.reg(".pred", "p_lane0")
-        k(f"setp.eq.u32 {p_lane0}, {lane}, 0")
+        cwg, w, lane, g, t4, rbase, p_lane0 = self.consumer_lanes()
         da0, db0, t32 = k.reg(".b64", "desc_a0"), k.reg(".b64", "desc_b0"), k.reg(".b32", "t_addr")
         k(f"mad.lo.u32 {t32}, {cwg}, {64 * BK}, %smem")
         sm90.smem_desc(k, da0, t32)
