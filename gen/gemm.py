@@ -220,10 +220,10 @@ class G:
             sm90.cluster_sync(k)
         k("ret")
 
-    def consumer_lanes(self):
-        """Consumer entry, shared by both consumer kinds: raise the register budget, then this
-        thread's warpgroup (0/1), warp, lane, quad row g, quad column t4, first tile row, and
-        whether it is lane 0."""
+    def consumer_entry(self):
+        """Consumer entry, shared by both consumer kinds: raise the register budget; this
+        thread's warpgroup (0/1), warp, lane, quad row g, quad column t4, first tile row, lane-0
+        predicate; the slot-0 wgmma descriptors; per-tensor: the product of the two scales."""
         k = self.k
         k(f"setmaxnreg.inc.sync.aligned.u32 {CONSUMER_REGS}")
         cwg, w, lane, g, t4, rbase = (k.reg(".b32", n) for n in
@@ -240,16 +240,6 @@ class G:
         k(f"add.u32 {rbase}, {rbase}, {g}")
         p_lane0 = k.reg(".pred", "p_lane0")
         k(f"setp.eq.u32 {p_lane0}, {lane}, 0")
-        return cwg, w, lane, g, t4, rbase, p_lane0
-
-    # ---- consumer -----------------------------------------------------------------------------
-    def consumer(self, ring):
-        k = self.k
-        bn = self.bn
-        nreg = bn // 2
-        k.label("CONSUMER")
-        k.comment("==== consumer warpgroups: 64 rows of the 128 x BN tile each")
-        cwg, w, lane, g, t4, rbase, p_lane0 = self.consumer_lanes()
 
         k.comment("descriptors of slot 0: A rows 64*wg.. (8 KiB per 64 rows), B at +16 KiB")
         da0, db0, t32 = k.reg(".b64", "desc_a0"), k.reg(".b64", "desc_b0"), k.reg(".b32", "t_addr")
@@ -266,6 +256,16 @@ class G:
             k(f"ld.global.nc.f32 {s_ab}, [%a_sa]")
             k(f"ld.global.nc.f32 {sbv}, [%a_sb]")
             k(f"mul.rn.f32 {s_ab}, {s_ab}, {sbv}")
+        return cwg, w, lane, g, t4, rbase, p_lane0, da0, db0, t32, s_ab
+
+    # ---- consumer -----------------------------------------------------------------------------
+    def consumer(self, ring):
+        k = self.k
+        bn = self.bn
+        nreg = bn // 2
+        k.label("CONSUMER")
+        k.comment("==== consumer warpgroups: 64 rows of the 128 x BN tile each")
+        cwg, w, lane, g, t4, rbase, p_lane0, da0, db0, t32, s_ab = self.consumer_entry()
 
         part = k.regs(".f32", "part", nreg)
         acc = k.regs(".f32", "acc", nreg)
@@ -334,19 +334,7 @@ class G:
         nreg = bn // 2
         k.label("CONSUMER")
         k.comment(f"==== consumer warpgroups ({self.pipe} pipeline): 64 rows of the 128 x BN tile each")
-        cwg, w, lane, g, t4, rbase, p_lane0 = self.consumer_lanes()
-        da0, db0, t32 = k.reg(".b64", "desc_a0"), k.reg(".b64", "desc_b0"), k.reg(".b32", "t_addr")
-        k(f"mad.lo.u32 {t32}, {cwg}, {64 * BK}, %smem")
-        sm90.smem_desc(k, da0, t32)
-        k(f"add.u32 {t32}, %smem, {A_BYTES}")
-        sm90.smem_desc(k, db0, t32)
-        s_ab = None
-        if self.mode == "tensor":
-            s_ab = k.reg(".f32", "s_ab")
-            sbv = k.reg(".f32", "t_sb")
-            k(f"ld.global.nc.f32 {s_ab}, [%a_sa]")
-            k(f"ld.global.nc.f32 {sbv}, [%a_sb]")
-            k(f"mul.rn.f32 {s_ab}, {s_ab}, {sbv}")
+        cwg, w, lane, g, t4, rbase, p_lane0, da0, db0, t32, s_ab = self.consumer_entry()
 
         acc = k.regs(".f32", "acc", nreg)
         if self.pipe == "p2":
