@@ -120,6 +120,19 @@ class G:
         return load_arg(self.k, self.off, name)
 
     # ---- tile order ---------------------------------------------------------------------------
+    def consumer_tile_end(self, acc, s_ab, tile, m0, n0, mr0, mr1, pr0, pr1, t4):
+        """Epilogue of a tile, the step to the next one, and the consumer's exit (a cluster
+        waits for its peer before leaving, as multicast writes land in both CTAs)."""
+        k = self.k
+        k.label("C_EPILOGUE")
+        self.epilogue(acc, s_ab, m0, n0, mr0, mr1, pr0, pr1, t4)
+        k(f"add.u32 {tile}, {tile}, %tile_step")
+        k("bra.uni C_TILE")
+        k.label("C_DONE")
+        if self.cl > 1:
+            sm90.cluster_sync(k)
+        k("ret")
+
     def consumer_tile_begin(self, ring, tile, m0, n0, kb, mr0, mr1, pr0, pr1, pdone, rbase, acc):
         """Consumer prologue of every output tile: loop test, tile coordinates, row guards,
         zeroed FP32 accumulator, block scales, K-block counter (both consumer kinds share it)."""
@@ -311,14 +324,7 @@ class G:
         self.promote(part, acc, n0)
         k(f"add.u32 {kb}, {kb}, 1")
         k("bra.uni C_KB")
-        k.label("C_EPILOGUE")
-        self.epilogue(acc, s_ab, m0, n0, mr0, mr1, pr0, pr1, t4)
-        k(f"add.u32 {tile}, {tile}, %tile_step")
-        k("bra.uni C_TILE")
-        k.label("C_DONE")
-        if self.cl > 1:
-            sm90.cluster_sync(k)
-        k("ret")
+        self.consumer_tile_end(acc, s_ab, tile, m0, n0, mr0, mr1, pr0, pr1, t4)
 
     # ---- pipelined consumer ---------------------------------------------------------------------
     def consumer_pipe(self, ring):
@@ -426,14 +432,7 @@ class G:
             release(ring.empty)
             if par == 1:
                 k("bra.uni C_EPILOGUE")
-        k.label("C_EPILOGUE")
-        self.epilogue(acc, s_ab, m0, n0, mr0, mr1, pr0, pr1, t4)
-        k(f"add.u32 {tile}, {tile}, %tile_step")
-        k("bra.uni C_TILE")
-        k.label("C_DONE")
-        if self.cl > 1:
-            sm90.cluster_sync(k)
-        k("ret")
+        self.consumer_tile_end(acc, s_ab, tile, m0, n0, mr0, mr1, pr0, pr1, t4)
 
     # ---- block scales -------------------------------------------------------------------------
     def block_scale_setup(self, m0, n0, mr0, mr1, pr0, pr1):
