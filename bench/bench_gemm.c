@@ -5,8 +5,14 @@
  *
  *   ptxq bench gemm [--m M --n N --k K] [--scaling tensor|row|block] [--tile-n 0|128|192]
  *                   [--group G] [--cluster 0|1|2] [--ctas C] [--reps R] [--no-cublas]
+ *                   [--a e4m3|e5m2] [--b e4m3|e5m2] [--out bf16|f16|f32] [--sweep deepseek]
  *   ptxq check gemm [--m M --n N --k K] [--scaling S] [--tile-n T] [--cluster C] [--sample R] [--seed S]
- * Without --m: 8192^3 per-tensor (and row-wise), 4096 x 7168 x 16384 block-scaled. */
+ * Without --m: 8192^3 per-tensor (and row-wise), 4096 x 7168 x 16384 block-scaled, then the
+ * DeepSeek-V3 layer shapes (block-scaled, M = 64, 128, 4096). Every row also prints the bytes that
+ * must move (A, B, scales read once, D written once) as GB/s and as % of a device-to-device copy
+ * measured in the same run: the figure that matters for the small-M (memory-bound) rows. Each
+ * launch reads a different copy of A and B once their size is under 4x L2, so that L2 never
+ * holds the previous launch's operands. */
 #include "bench_gemm.h"
 
 #include <dlfcn.h>
@@ -34,7 +40,10 @@ typedef struct {
     int reserved[4];
 } lt_heur;
 enum { LT_R_32F = 0, LT_R_16BF = 14, LT_R_8F_E4M3 = 28, LT_COMPUTE_32F = 68 };
-enum { LT_DESC_TRANSA = 3, LT_DESC_TRANSB = 4, LT_DESC_A_SCALE = 17, LT_DESC_B_SCALE = 18 };
+enum { LT_DESC_TRANSA = 3, LT_DESC_TRANSB = 4, LT_DESC_A_SCALE = 17, LT_DESC_B_SCALE = 18,
+       LT_DESC_A_SCALE_MODE = 31, LT_DESC_B_SCALE_MODE = 32 };
+/* cublasLtMatmulMatrixScale_t: per-row vectors; 1 x 128 blocks along K; 128 x 128 blocks */
+enum { LT_SCALE_OUTER_VEC_32F = 3, LT_SCALE_VEC128_32F = 4, LT_SCALE_BLK128x128_32F = 5 };
 enum { LT_PREF_WORKSPACE = 1, LT_OP_N = 0, LT_OP_T = 1 };
 
 typedef struct cublaslt {
@@ -105,12 +114,15 @@ typedef struct lt_call {
     size_t ws_size;
     void *stream;
     float alpha, beta;
+    uint64_t a_step, b_step; /* rotation through copies, as for our kernel */
+    int copies, next;
 } lt_call;
 
 /* Row-major D[M,N] = A[M,K] . B[N,K]^T is column-major D^T[N,M] = B^T . A with B as cuBLAS's "A"
  * (K x N, op T) and A as its "B" (K x M, op N): the TN layout cuBLASLt's FP8 path requires. */
 static int lt_setup(lt_call *c, cublaslt *L, ptxq_dev *d, int64_t M, int64_t N, int64_t K,
-                    uint64_t A, uint64_t B, uint64_t D, uint64_t sa, uint64_t sb) {
+                    uint64_t A, uint64_t B, uint64_t D, uint64_t sa, uint64_t sb,
+                    ptxq_gemm_scaling sc) {
     memset(c, 0, sizeof *c);
     c->L = L;
     c->A = B, c->B = A, c->D = D; /* cuBLAS's A is our B, its B our A */
@@ -123,10 +135,24 @@ static int lt_setup(lt_call *c, cublaslt *L, ptxq_dev *d, int64_t M, int64_t N, 
     L->op_set(c->op, LT_DESC_TRANSB, &tb, sizeof tb);
     /* the per-tensor scales go in as alpha = sa * sb (the same epilogue multiply as the
      * A/B scale-pointer attributes, which this cuBLASLt did not apply in a first run) */
-    float hs[2];
-    dev_download(d, &hs[0], sa, 4);
-    dev_download(d, &hs[1], sb, 4);
-    c->alpha = hs[0] * hs[1];
+    if (sc == PTXQ_GEMM_SCALE_TENSOR) {
+        float hs[2];
+        dev_download(d, &hs[0], sa, 4);
+        dev_download(d, &hs[1], sb, 4);
+        c->alpha = hs[0] * hs[1];
+    } else {
+        /* cuBLAS's A is our B: ROW its N-vector, BLOCK its 128 x 128 blocks; its B (our A):
+         * ROW the M-vector, BLOCK 1 x 128 blocks (our a_scale M-major, as PyTorch passes it) */
+        int ma = sc == PTXQ_GEMM_SCALE_ROW ? LT_SCALE_OUTER_VEC_32F : LT_SCALE_BLK128x128_32F;
+        int mb = sc == PTXQ_GEMM_SCALE_ROW ? LT_SCALE_OUTER_VEC_32F : LT_SCALE_VEC128_32F;
+        void *pa = (void *)(uintptr_t)sb, *pb = (void *)(uintptr_t)sa;
+        if (L->op_set(c->op, LT_DESC_A_SCALE_MODE, &ma, sizeof ma) ||
+            L->op_set(c->op, LT_DESC_B_SCALE_MODE, &mb, sizeof mb) ||
+            L->op_set(c->op, LT_DESC_A_SCALE, &pa, sizeof pa) ||
+            L->op_set(c->op, LT_DESC_B_SCALE, &pb, sizeof pb))
+            return -1;
+        c->alpha = 1.0f;
+    }
     if (L->layout_create(&c->la, LT_R_8F_E4M3, (uint64_t)K, (uint64_t)N, K)) return -1;
     if (L->layout_create(&c->lb, LT_R_8F_E4M3, (uint64_t)K, (uint64_t)M, K)) return -1;
     if (L->layout_create(&c->lc, LT_R_16BF, (uint64_t)N, (uint64_t)M, N)) return -1;
@@ -147,8 +173,10 @@ static int lt_setup(lt_call *c, cublaslt *L, ptxq_dev *d, int64_t M, int64_t N, 
 
 static int lt_run(void *p) {
     lt_call *c = p;
-    return c->L->matmul(c->h, c->op, &c->alpha, (void *)(uintptr_t)c->A, c->la,
-                        (void *)(uintptr_t)c->B, c->lb, &c->beta, (void *)(uintptr_t)c->D, c->lc,
+    uint64_t a = c->A + (uint64_t)c->next * c->a_step, b = c->B + (uint64_t)c->next * c->b_step;
+    c->next = c->copies > 1 ? (c->next + 1) % c->copies : 0;
+    return c->L->matmul(c->h, c->op, &c->alpha, (void *)(uintptr_t)a, c->la,
+                        (void *)(uintptr_t)b, c->lb, &c->beta, (void *)(uintptr_t)c->D, c->lc,
                         (void *)(uintptr_t)c->D, c->lc, &c->algo, (void *)(uintptr_t)c->ws,
                         c->ws_size, c->stream) != 0;
 }
@@ -167,11 +195,26 @@ typedef struct our_call {
     ptxq_dev *d;
     ptxq_gemm_desc desc;
     ptxq_tensor a, b, dd, sa, sb;
+    uint64_t a0, b0, a_step, b_step; /* copy i of A at a0 + i * a_step (B likewise) */
+    int copies, next;
 } our_call;
 
 static int our_run(void *p) {
     our_call *c = p;
+    c->a.data = c->a0 + (uint64_t)c->next * c->a_step;
+    c->b.data = c->b0 + (uint64_t)c->next * c->b_step;
+    c->next = (c->next + 1) % c->copies;
     return ptxq_gemm(c->d->ctx, &c->desc, &c->a, &c->b, &c->dd, c->d->stream) != PTXQ_OK;
+}
+
+static bench_copy g_copy;          /* D2D copy measured once per run */
+static ptxq_dtype g_at = PTXQ_E4M3, g_bt = PTXQ_E4M3, g_dt = PTXQ_BF16;
+
+static int parse_fp8(const char *s, ptxq_dtype *o) {
+    if (!strcmp(s, "e4m3")) *o = PTXQ_E4M3;
+    else if (!strcmp(s, "e5m2")) *o = PTXQ_E5M2;
+    else return -1;
+    return 0;
 }
 
 static int parse_scaling(const char *s, ptxq_gemm_scaling *o) {
@@ -206,19 +249,33 @@ static int bench_one(ptxq_dev *d, cublaslt *L, int have_lt, int64_t M, int64_t N
                      ptxq_gemm_scaling s, int tile_n, int group, int cluster, int reps) {
     rng64 r = {0x1234567ull + (uint64_t)K};
     int64_t nkb = (K + 127) / 128, nbn = (N + 127) / 128;
-    uint64_t A = dev_alloc(d, (size_t)(M * K)), B = dev_alloc(d, (size_t)(N * K));
-    uint64_t D = dev_alloc(d, (size_t)(M * N) * 2), D2 = dev_alloc(d, (size_t)(M * N) * 2);
+    int64_t es = g_dt == PTXQ_F32 ? 4 : 2;
+    /* rotate copies of A and B until 4x L2 of other operands pass between two reads of one */
+    size_t ab = (size_t)((M + N) * K), l2 = (size_t)d->info.l2_bytes;
+    int copies = ab >= 4 * l2 ? 1 : (int)((4 * l2) / ab + 1);
+    if (copies > 64) copies = 64;
+    size_t a_step = ((size_t)(M * K) + 255) / 256 * 256, b_step = ((size_t)(N * K) + 255) / 256 * 256;
+    uint64_t A = dev_alloc(d, a_step * (size_t)copies), B = dev_alloc(d, b_step * (size_t)copies);
+    uint64_t D = dev_alloc(d, (size_t)(M * N * es)), D2 = dev_alloc(d, (size_t)(M * N) * 2);
     size_t nsa = s == PTXQ_GEMM_SCALE_BLOCK ? (size_t)(M * nkb) : s == PTXQ_GEMM_SCALE_ROW ? (size_t)M : 1;
     size_t nsb = s == PTXQ_GEMM_SCALE_BLOCK ? (size_t)(nbn * nkb) : s == PTXQ_GEMM_SCALE_ROW ? (size_t)N : 1;
     uint64_t SA = dev_alloc(d, nsa * 4), SB = dev_alloc(d, nsb * 4);
-    fill_fp8(d, A, (size_t)(M * K), &r);
-    fill_fp8(d, B, (size_t)(N * K), &r);
+    fill_fp8(d, A, a_step * (size_t)copies, &r);
+    fill_fp8(d, B, b_step * (size_t)copies, &r);
     fill_f32(d, SA, nsa, &r);
     fill_f32(d, SB, nsb, &r);
-    our_call c = {d, {s, NULL, NULL, tile_n, group, cluster, g_ctas}, {0}, {0}, {0}, {0}, {0}};
-    c.a = ptxq_tensor_make(PTXQ_E4M3, 2, (int64_t[]){M, K}, A);
-    c.b = ptxq_tensor_make(PTXQ_E4M3, 2, (int64_t[]){N, K}, B);
-    c.dd = ptxq_tensor_make(PTXQ_BF16, 2, (int64_t[]){M, N}, D);
+    our_call c;
+    memset(&c, 0, sizeof c);
+    c.d = d;
+    c.desc.scaling = s;
+    c.desc.tile_n = tile_n;
+    c.desc.group_m = group;
+    c.desc.cluster = cluster;
+    c.desc.ctas = g_ctas;
+    c.a = ptxq_tensor_make(g_at, 2, (int64_t[]){M, K}, A);
+    c.b = ptxq_tensor_make(g_bt, 2, (int64_t[]){N, K}, B);
+    c.dd = ptxq_tensor_make(g_dt, 2, (int64_t[]){M, N}, D);
+    c.a0 = A, c.b0 = B, c.a_step = a_step, c.b_step = b_step, c.copies = copies;
     if (s == PTXQ_GEMM_SCALE_BLOCK) {
         c.sa = ptxq_tensor_make(PTXQ_F32, 2, (int64_t[]){M, nkb}, SA);
         c.sa.stride[0] = 1; /* DeepGEMM's M-major layout */
@@ -242,13 +299,20 @@ static int bench_one(ptxq_dev *d, cublaslt *L, int have_lt, int64_t M, int64_t N
         return 1;
     }
     double tf = flop / (ms * 1e9);
-    printf("gemm %-6s %5lldx%5lldx%5lld  %-28s %8.3f ms  %7.1f TFLOPS  %5.1f%% of %.0f", scaling_str(s),
-           (long long)M, (long long)N, (long long)K, kname, ms, tf, 100.0 * tf / PEAK_TFLOPS,
-           PEAK_TFLOPS);
-    if (have_lt && s == PTXQ_GEMM_SCALE_TENSOR) {
+    double bytes = (double)((M + N) * K + M * N * es) + 4.0 * (double)(nsa + nsb);
+    double gbps = bytes / (ms * 1e6);
+    printf("gemm %-6s %5lldx%5lldx%5lld  %-30s %8.3f ms  %7.1f TFLOPS  %5.1f%% of %.0f  %6.0f GB/s "
+           "%5.1f%% of copy", scaling_str(s), (long long)M, (long long)N, (long long)K, kname, ms, tf,
+           100.0 * tf / PEAK_TFLOPS, PEAK_TFLOPS, gbps, g_copy.gbps > 0 ? 100.0 * gbps / g_copy.gbps : 0);
+    if (have_lt && g_at == PTXQ_E4M3 && g_bt == PTXQ_E4M3 && g_dt == PTXQ_BF16) {
         lt_call lc;
-        if (lt_setup(&lc, L, d, M, N, K, A, B, D2, SA, SB) == 0) {
+        if (lt_setup(&lc, L, d, M, N, K, A, B, D2, SA, SB, s) == 0) {
+            lc.a_step = b_step, lc.b_step = a_step, lc.copies = copies; /* its A is our B */
             double lms = dev_time_ms(d, lt_run, &lc, 3, reps);
+            /* compare on copy 0 of the inputs: one more launch of each */
+            lc.next = 0;
+            c.next = 0;
+            if (lms > 0 && (lt_run(&lc) || our_run(&c))) lms = -1;
             if (lms > 0) {
                 double ltf = flop / (lms * 1e9);
                 /* same inputs: compare the two outputs too (max |diff| / max |cublas|) */
@@ -305,8 +369,31 @@ int bench_gemm_main(int argc, char **argv) {
     int group = (int)bench_opt_int(argc, argv, "--group", 0);
     int cluster = (int)bench_opt_int(argc, argv, "--cluster", 0);
     g_ctas = (int)bench_opt_int(argc, argv, "--ctas", 0);
+    if (parse_fp8(bench_opt(argc, argv, "--a", "e4m3"), &g_at) ||
+        parse_fp8(bench_opt(argc, argv, "--b", "e4m3"), &g_bt)) {
+        fprintf(stderr, "--a/--b: e4m3 or e5m2\n");
+        return 2;
+    }
+    const char *out = bench_opt(argc, argv, "--out", "bf16");
+    g_dt = !strcmp(out, "f32") ? PTXQ_F32 : !strcmp(out, "f16") ? PTXQ_F16 : PTXQ_BF16;
+    if (bench_copy_run(&d, (size_t)1 << 30, 10, &g_copy)) {
+        fprintf(stderr, "bench gemm: the copy measurement failed\n");
+        return 1;
+    }
+    printf("copy  1024 MiB D2D: %.3f ms, %.0f GB/s (read + write); operands %s x %s, D %s\n", g_copy.ms,
+           g_copy.gbps, g_at == PTXQ_E5M2 ? "e5m2" : "e4m3", g_bt == PTXQ_E5M2 ? "e5m2" : "e4m3", out);
     int rc = 0;
-    if (bench_opt(argc, argv, "--m", NULL)) {
+    const char *sweep = bench_opt(argc, argv, "--sweep", NULL);
+    /* DeepSeek-V3 layer shapes (N, K), block-scaled 1x128 / 128x128, M = 64, 128, 4096 */
+    static const int64_t ds[6][2] = {{2112, 7168}, {24576, 1536}, {32768, 512},
+                                     {7168, 16384}, {4096, 7168}, {7168, 2048}};
+    static const int64_t dsm[3] = {64, 128, 4096};
+    if (sweep && !strcmp(sweep, "deepseek")) {
+        for (int mi = 0; mi < 3; ++mi)
+            for (int i = 0; i < 6; ++i)
+                rc |= bench_one(&d, &L, have_lt, dsm[mi], ds[i][0], ds[i][1], PTXQ_GEMM_SCALE_BLOCK,
+                                tile_n, group, cluster, reps);
+    } else if (bench_opt(argc, argv, "--m", NULL)) {
         ptxq_gemm_scaling s = PTXQ_GEMM_SCALE_TENSOR;
         if (parse_scaling(bench_opt(argc, argv, "--scaling", "tensor"), &s)) {
             fprintf(stderr, "unknown --scaling\n");
@@ -319,6 +406,11 @@ int bench_gemm_main(int argc, char **argv) {
         rc |= bench_one(&d, &L, have_lt, 8192, 8192, 8192, PTXQ_GEMM_SCALE_TENSOR, tile_n, group, cluster, reps);
         rc |= bench_one(&d, &L, have_lt, 8192, 8192, 8192, PTXQ_GEMM_SCALE_ROW, tile_n, group, cluster, reps);
         rc |= bench_one(&d, &L, have_lt, 4096, 7168, 16384, PTXQ_GEMM_SCALE_BLOCK, tile_n, group, cluster, reps);
+        printf("-- DeepSeek-V3 layer shapes, block-scaled (small M is memory-bound: read GB/s and %% of copy)\n");
+        for (int mi = 0; mi < 3; ++mi)
+            for (int i = 0; i < 6; ++i)
+                rc |= bench_one(&d, &L, have_lt, dsm[mi], ds[i][0], ds[i][1], PTXQ_GEMM_SCALE_BLOCK,
+                                tile_n, group, cluster, reps);
     }
     dev_close(&d);
     return rc;
@@ -327,11 +419,13 @@ int bench_gemm_main(int argc, char **argv) {
 int check_gemm_main(int argc, char **argv) {
     ptxq_dev d;
     if (bench_open(&d)) return 1;
-    gemm_cfg c = {bench_opt_int(argc, argv, "--m", 1000), bench_opt_int(argc, argv, "--n", 1000),
-                  bench_opt_int(argc, argv, "--k", 512), PTXQ_GEMM_SCALE_TENSOR,
-                  (int)bench_opt_int(argc, argv, "--tile-n", 0),
-                  (int)bench_opt_int(argc, argv, "--sample", 0), 0, 0, 0,
-                  (int)bench_opt_int(argc, argv, "--cluster", 0)};
+    gemm_cfg c = {.M = bench_opt_int(argc, argv, "--m", 1000),
+                  .N = bench_opt_int(argc, argv, "--n", 1000),
+                  .K = bench_opt_int(argc, argv, "--k", 512),
+                  .scaling = PTXQ_GEMM_SCALE_TENSOR,
+                  .tile_n = (int)bench_opt_int(argc, argv, "--tile-n", 0),
+                  .sample_rows = (int)bench_opt_int(argc, argv, "--sample", 0),
+                  .cluster = (int)bench_opt_int(argc, argv, "--cluster", 0)};
     if (parse_scaling(bench_opt(argc, argv, "--scaling", "tensor"), &c.scaling)) {
         fprintf(stderr, "unknown --scaling\n");
         return 2;

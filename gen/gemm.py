@@ -1,5 +1,5 @@
-"""FP8 GEMM on sm_90a: D = epilogue(scales . (A . B^T)), A [M, K] and B [N, K] E4M3 (K-major),
-D [M, N] BF16 row-major.
+"""FP8 GEMM on sm_90a: D = alpha * (scales . (A . B^T)) + beta * C + bias, A [M, K] and B [N, K]
+E4M3 or E5M2 (K-major), D [M, N] BF16, F16 or F32 row-major; strided-batched and grouped (MoE).
 
 Scaling modes (one kernel per mode and tile width):
   tensor  D = sa * sb * sum_k A B                    (two f32 device scalars)
@@ -19,6 +19,23 @@ CTA = 3 warpgroups (384 threads), warp-specialised, persistent over output tiles
 Tiles are visited in grouped order: `group` M-tiles share an N sweep, so a wave of CTAs reuses
 the same A rows and B rows from L2. M/N tails: TMA zero-fills rows past M/N and K past K; the
 epilogue masks stores. Stores: bf16x2 pairs straight from the accumulator fragment.
+
+Batches and groups: tiles are numbered batch by batch (tiles_b per batch); A, B are 3-D tensor
+maps {K, rows, batch}. A tile's A/D batch is its batch; B's batch coordinate is batch * b_batched
+(0: one B shared by all batches) or, for contiguous grouping, the group of the tile's first row
+(rows[m0], an I32 per row of A, DeepGEMM's m_indices; < 0 skips the tile). Masked grouping reads
+the valid rows of each batch (rows[batch]) and skips tiles past them. Both sides (producer and
+consumers) make the same per-tile decision from the same read-only data.
+
+Epilogue: flags (ptxq_gemm_args.flags, set by src/gemm.c) select the output type (bits 0-1: bf16,
+f16, f32), the bias (bits 2-3: none, bf16, f32), C (bit 4), the grouping (bits 5-6: none, masked,
+contiguous) and bit 7 "general": when clear (plain BF16 D, no C or bias, no row map) the fast
+pair-store path of before runs; when set, a per-element path loads C and bias and stores any type.
+alpha folds into the per-tensor / row scales (block: one multiply per element); alpha = 1 is exact.
+
+Operand types: e4m3 x e4m3 gets every variant; the other three pairs (e4m3/e5m2 mixes, e5m2 x
+e5m2: wgmma takes any of them) get each tile width and cluster with that mode's default pipeline
+only (default_pipe, the same rule as src/gemm.c's pick).
 
 Variants: tile_n 128 / 160 / 192 (wave quantisation: the runtime picks), and cluster 1 / 2. With
 cluster 2 (.reqnctapercluster 2), a CTA pair along M shares the B tile: each CTA loads half of it
@@ -54,6 +71,7 @@ SMEM_LIMIT = 232448            # sm_90 opt-in maximum per CTA
 PRODUCER_REGS = 40
 CONSUMER_REGS = 232
 MODES = ("tensor", "row", "block")
+AB_TYPES = (("e4m3", "e4m3"), ("e4m3", "e5m2"), ("e5m2", "e4m3"), ("e5m2", "e5m2"))
 TILE_N = (128, 160, 192)       # 160: 7168 = 44.8 tiles, fewer idle SMs in the last wave
 CLUSTERS = (1, 2)              # 2: a CTA pair along M shares each B tile (TMA multicast)
 # pipelined consumers (no tensor-core drain per K block): (pipe, tile widths)
@@ -64,13 +82,22 @@ CLUSTERS = (1, 2)              # 2: a CTA pair along M shares each B tile (TMA m
 PIPES = (("p2", (128,)), ("h2", (128, 160, 192)))
 PIPE_SKIP = {("block", 192, "h2")}  # two scale sets: ptxas spills 24 B
 
+# byte strides: ldd, ldc (rows), *_bs (batches); element strides: sam, sak, sbn, sbk (scales)
 ARGS = [
     ("u64", "d"), ("u64", "sa"), ("u64", "sb"), ("u64", "ldd"),
     ("u64", "sam"), ("u64", "sak"), ("u64", "sbn"), ("u64", "sbk"),
+    ("u64", "c"), ("u64", "ldc"), ("u64", "bias"), ("u64", "rows"),
+    ("u64", "d_bs"), ("u64", "c_bs"), ("u64", "sa_bs"), ("u64", "sb_bs"),
+    ("u64", "bias_bs"),
     ("u32", "m"), ("u32", "n"), ("u32", "nkb"), ("u32", "tiles_m"),
     ("u32", "tiles_n"), ("u32", "group"), ("u32", "ntiles"), ("u32", "nbn"),
-    ("u32", "pad0"),
+    ("u32", "tiles_b"), ("u32", "b_batched"), ("u32", "flags"), ("u32", "alpha"),
+    ("u32", "beta"), ("u32", "pad0"),
 ]
+# flags
+OUT_BF16, OUT_F16, OUT_F32 = 0, 1, 2
+BIAS_SHIFT, C_BIT, GROUP_SHIFT, GENERAL_BIT = 2, 1 << 4, 5, 1 << 7
+GROUP_MASKED, GROUP_CONTIG = 1, 2
 
 
 def arg_offsets():
@@ -84,23 +111,35 @@ def geometry(bn):
     return stage, stages, smem
 
 
-def kernel_name(mode, bn, cluster=1, pipe=""):
-    return f"gemm_e4m3_bf16_{mode}_n{bn}{pipe}" + ("_c2" if cluster == 2 else "")
+def kernel_name(mode, bn, cluster=1, pipe="", ab=("e4m3", "e4m3")):
+    return f"gemm_{ab[0]}_{ab[1]}_{mode}_n{bn}{pipe}" + ("_c2" if cluster == 2 else "")
+
+
+def default_pipe(mode, bn):
+    """The pipeline src/gemm.c picks when not overridden (measured there)."""
+    if mode == "row":
+        return ""
+    return "p2" if bn == 128 else "h2" if (mode == "tensor" and bn == 192) else ""
 
 
 def variants():
     res = []
-    for mode in MODES:
-        for bn in TILE_N:
-            for pipe in [""] + [p for p, bns in PIPES if bn in bns and (mode, bn, p) not in PIPE_SKIP]:
-                for cl in CLUSTERS:
-                    stage, stages, smem = geometry(bn)
-                    prm = {"mode": mode, "tile_m": BM, "tile_n": bn, "tile_k": BK,
-                           "stages": stages, "stage_bytes": stage, "smem": smem,
-                           "threads": THREADS, "cluster": cl}
-                    if pipe:
-                        prm["pipe"] = pipe
-                    res.append((kernel_name(mode, bn, cl, pipe), prm))
+    for ab in AB_TYPES:
+        for mode in MODES:
+            for bn in TILE_N:
+                if ab == ("e4m3", "e4m3"):
+                    pipes = [""] + [p for p, bns in PIPES if bn in bns and (mode, bn, p) not in PIPE_SKIP]
+                else:
+                    pipes = [default_pipe(mode, bn)]
+                for pipe in pipes:
+                    for cl in CLUSTERS:
+                        stage, stages, smem = geometry(bn)
+                        prm = {"mode": mode, "a_type": ab[0], "b_type": ab[1], "tile_m": BM,
+                               "tile_n": bn, "tile_k": BK, "stages": stages, "stage_bytes": stage,
+                               "smem": smem, "threads": THREADS, "cluster": cl}
+                        if pipe:
+                            prm["pipe"] = pipe
+                        res.append((kernel_name(mode, bn, cl, pipe, ab), prm))
     return res
 
 
@@ -113,6 +152,7 @@ class G:
         self.bn = p["tile_n"]
         self.cl = p["cluster"]
         self.pipe = p.get("pipe", "")
+        self.ab = (p.get("a_type", "e4m3"), p.get("b_type", "e4m3"))
         self.stage, self.stages, self.smem = geometry(self.bn)
         self.off, self.argsize = arg_offsets()
 
@@ -125,7 +165,11 @@ class G:
         waits for its peer before leaving, as multicast writes land in both CTAs)."""
         k = self.k
         k.label("C_EPILOGUE")
+        k.comment("this tile's batch decisions again (cheaper than keeping them live through the K loop)")
+        k(f"div.u32 %t_bat_c, {tile}, %a_tiles_b")
+        self.tile_select("%t_bat_c", m0, "c")
         self.epilogue(acc, s_ab, m0, n0, mr0, mr1, pr0, pr1, t4)
+        k.label("C_NEXT")
         k(f"add.u32 {tile}, {tile}, %tile_step")
         k("bra.uni C_TILE")
         k.label("C_DONE")
@@ -142,11 +186,26 @@ class G:
         k.label("C_TILE")
         k(f"setp.ge.u32 {pdone}, {tile}, %a_ntiles")
         k(f"@{pdone} bra.uni C_DONE")
-        self.tile_coords(tile, m0, n0, "c")
+        bat, bb, mlim, skip = self.tile_coords(tile, m0, n0, "c")
+        k(f"@{skip} bra.uni C_NEXT")
         k(f"add.u32 {mr0}, {m0}, {rbase}")
         k(f"add.u32 {mr1}, {mr0}, 8")
-        k(f"setp.lt.u32 {pr0}, {mr0}, %a_m")
-        k(f"setp.lt.u32 {pr1}, {mr1}, %a_m")
+        k(f"setp.lt.u32 {pr0}, {mr0}, {mlim}")
+        k(f"setp.lt.u32 {pr1}, {mr1}, {mlim}")
+        k.comment("this tile's scale bases: A's at its batch, B's at B's batch coordinate (byte strides)")
+        t64 = k.reg(".b64", "t_bs")
+        k(f"cvt.u64.u32 {t64}, {bat}")
+        k(f"mad.lo.u64 {k.reg('.b64', 'sa_t')}, {t64}, %a_sa_bs, %a_sa")
+        k(f"cvt.u64.u32 {t64}, {bb}")
+        k(f"mad.lo.u64 {k.reg('.b64', 'sb_t')}, {t64}, %a_sb_bs, %a_sb")
+        if self.mode == "tensor":
+            k.comment("per-tensor scales: s = sa * sb * alpha, applied in the epilogue")
+            sbv = k.reg(".f32", "t_sb")
+            k(f"ld.global.nc.f32 %s_ab, [%sa_t]")
+            k(f"ld.global.nc.f32 {sbv}, [%sb_t]")
+            k(f"mul.rn.f32 %s_ab, %s_ab, {sbv}")
+            k(f"mov.b32 {k.reg('.f32', 'alpha')}, %a_alpha")
+            k(f"mul.rn.f32 %s_ab, %s_ab, %alpha")
         k.comment("FP32 accumulator of the tile (sum of the promoted 128-K partials)")
         for r in acc:
             k(f"mov.f32 {r}, 0f00000000")
@@ -155,19 +214,24 @@ class G:
         k(f"mov.u32 {kb}, 0")
 
     def tile_coords(self, tile, m0, n0, tag):
-        """Grouped rasterization: tiles are numbered group by group; a group is `group` M-tiles
-        by all N-tiles, walked down M first, so consecutive CTAs share B tiles and a wave keeps a
-        band of A rows and B rows hot in L2."""
+        """Batches first (tiles_b tiles each), then grouped rasterization inside a batch: tiles
+        are numbered group by group; a group is `group` M-tiles by all N-tiles, walked down M
+        first, so consecutive CTAs share B tiles and a wave keeps a band of A rows and B rows hot
+        in L2. Then the per-tile batch decisions (tile_select). Returns the skip predicate."""
         k = self.k
-        per, gi, first, gsz, loc, mt, nt = (k.reg(".b32", f"t_{n}_{tag}") for n in
-                                            ("per", "gi", "first", "gsz", "loc", "mt", "nt"))
+        per, gi, first, gsz, loc, mt, nt, bat, tl = (
+            k.reg(".b32", f"t_{n}_{tag}") for n in
+            ("per", "gi", "first", "gsz", "loc", "mt", "nt", "bat", "tl"))
+        k(f"div.u32 {bat}, {tile}, %a_tiles_b")
+        k(f"mul.lo.u32 {tl}, {bat}, %a_tiles_b")
+        k(f"sub.u32 {tl}, {tile}, {tl}")
         k(f"mul.lo.u32 {per}, %a_group, %a_tiles_n")
-        k(f"div.u32 {gi}, {tile}, {per}")
+        k(f"div.u32 {gi}, {tl}, {per}")
         k(f"mul.lo.u32 {first}, {gi}, %a_group")
         k(f"sub.u32 {gsz}, %a_tiles_m, {first}")
         k(f"min.u32 {gsz}, {gsz}, %a_group")
         k(f"mul.lo.u32 {loc}, {gi}, {per}")
-        k(f"sub.u32 {loc}, {tile}, {loc}")
+        k(f"sub.u32 {loc}, {tl}, {loc}")
         k(f"rem.u32 {mt}, {loc}, {gsz}")
         k(f"add.u32 {mt}, {mt}, {first}")
         k(f"div.u32 {nt}, {loc}, {gsz}")
@@ -177,6 +241,39 @@ class G:
             k.comment(f"cluster tile: {self.cl * BM} rows; this CTA takes rows rank * {BM} of it")
             k(f"mad.lo.u32 {m0}, {mt}, {self.cl * BM}, %m_rank_off")
         k(f"mul.lo.u32 {n0}, {nt}, {self.bn}")
+        return self.tile_select(bat, m0, tag)
+
+    def tile_select(self, bat, m0, tag):
+        """Per tile: A/D batch (= bat), B's batch coordinate (bat * b_batched, or the group of
+        the tile's first row), the row limit (M, or the batch's valid rows) and whether to skip
+        the tile. Registers bb_<tag>, mlim_<tag>, p_skip_<tag>; the same on both sides."""
+        k = self.k
+        bb, mlim, gm, m0c, t = (k.reg(".b32", f"{n}_{tag}") for n in ("bb", "mlim", "gmode", "m0c", "t_sel"))
+        skip, pm = k.reg(".pred", f"p_skip_{tag}"), k.reg(".pred", f"p_gm_{tag}")
+        ptr = k.reg(".b64", f"t_rows_{tag}")
+        done = k.fresh("SEL_DONE")
+        k(f"mul.lo.u32 {bb}, {bat}, %a_b_batched")
+        k(f"mov.u32 {mlim}, %a_m")
+        k(f"setp.ne.u32 {skip}, 0, 0")
+        k(f"bfe.u32 {gm}, %a_flags, {GROUP_SHIFT}, 2")
+        k(f"setp.eq.u32 {pm}, {gm}, 0")
+        k(f"@{pm} bra.uni {done}")
+        if self.cl == 1:
+            k(f"mov.u32 {m0c}, {m0}")
+        else:
+            k(f"sub.u32 {m0c}, {m0}, %m_rank_off")
+        k(f"setp.eq.u32 {pm}, {gm}, {GROUP_MASKED}")
+        k.comment("masked: rows[bat] valid rows in this batch; a (cluster) tile past them is skipped\n"
+                  "contiguous: rows[m] = group of row m; the tile's group is its first row's (< 0: skip)")
+        k(f"selp.u32 {t}, {bat}, {m0c}, {pm}")
+        k(f"mad.wide.u32 {ptr}, {t}, 4, %a_rows")
+        k(f"ld.global.nc.u32 {t}, [{ptr}]")
+        k(f"@{pm} min.u32 {mlim}, {mlim}, {t}")
+        k(f"@{pm} setp.ge.u32 {skip}, {m0c}, {mlim}")
+        k(f"@!{pm} mov.u32 {bb}, {t}")
+        k(f"@!{pm} setp.lt.s32 {skip}, {t}, 0")
+        k.label(done)
+        return bat, bb, mlim, skip
 
     # ---- producer -----------------------------------------------------------------------------
     def producer(self, ring):
@@ -193,7 +290,8 @@ class G:
         k.label("P_TILE")
         k(f"setp.ge.u32 {pdone}, {tile}, %a_ntiles")
         k(f"@{pdone} bra.uni P_DONE")
-        self.tile_coords(tile, m0, n0, "p")
+        bat, bb, _, skip = self.tile_coords(tile, m0, n0, "p")
+        k(f"@{skip} bra.uni P_NEXT")
         k(f"mov.u32 {kb}, 0")
         k(f"mov.u32 {kc}, 0")
         k.label("P_KB")
@@ -210,16 +308,16 @@ class G:
         k(f"xor.b32 {pe}, {ring.phase}, 1")
         sm90.mbar_wait(k, ring.empty, pe, "EMPTY")
         sm90.mbar_arrive_expect_tx(k, ring.full, self.stage)
-        sm90.tma_load_2d(k, ring.addr, "%tmap_a_g", kc, m0, ring.full)
+        sm90.tma_load(k, ring.addr, "%tmap_a_g", (kc, m0, bat), ring.full)
         b = k.reg(".b32", "p_b_dst")
         if self.cl == 1:
             k(f"add.u32 {b}, {ring.addr}, {A_BYTES}")
-            sm90.tma_load_2d(k, b, "%tmap_b_g", kc, n0, ring.full)
+            sm90.tma_load(k, b, "%tmap_b_g", (kc, n0, bb), ring.full)
         else:
             nh = k.reg(".b32", "p_n_half")
             k(f"add.u32 {b}, {ring.addr}, %b_half_off")
             k(f"add.u32 {nh}, {n0}, %n_rank_off")
-            sm90.tma_load_2d_multicast(k, b, "%tmap_b_g", kc, nh, ring.full, "%cta_mask")
+            sm90.tma_load_multicast(k, b, "%tmap_b_g", (kc, nh, bb), ring.full, "%cta_mask")
         ring.advance()
         k(f"add.u32 {kb}, {kb}, 1")
         k(f"add.u32 {kc}, {kc}, {BK}")
@@ -261,14 +359,7 @@ class G:
         k(f"add.u32 {t32}, %smem, {A_BYTES}")
         sm90.smem_desc(k, db0, t32)
 
-        s_ab = None
-        if self.mode == "tensor":
-            k.comment("per-tensor scales: s = sa * sb, applied in the epilogue")
-            s_ab = k.reg(".f32", "s_ab")
-            sbv = k.reg(".f32", "t_sb")
-            k(f"ld.global.nc.f32 {s_ab}, [%a_sa]")
-            k(f"ld.global.nc.f32 {sbv}, [%a_sb]")
-            k(f"mul.rn.f32 {s_ab}, {s_ab}, {sbv}")
+        s_ab = k.reg(".f32", "s_ab") if self.mode == "tensor" else None
         return cwg, w, lane, g, t4, rbase, p_lane0, da0, db0, t32, s_ab
 
     # ---- consumer -----------------------------------------------------------------------------
@@ -309,7 +400,7 @@ class G:
         k.comment(f"one 128-K block: 4 x m64n{bn}k32 chained in the tensor core (scale-d 0 first)")
         k("wgmma.fence.sync.aligned")
         for j in range(4):
-            sm90.wgmma_fp8(k, bn, part, daj[j], dbj[j], 0 if j == 0 else 1)
+            sm90.wgmma_fp8(k, bn, part, daj[j], dbj[j], 0 if j == 0 else 1, *self.ab)
         k("wgmma.commit_group.sync.aligned")
         k("wgmma.wait_group.sync.aligned 0")
         if self.cl == 1:
@@ -398,7 +489,7 @@ class G:
                 for j in range(4):
                     k(f"add.s64 {dt_a}, {da}, {2 * j}")
                     k(f"add.s64 {dt_b}, {db}, {2 * j + h * gw * BK // 16}")
-                    sm90.wgmma_fp8(k, gw, regs, dt_a, dt_b, 0 if j == 0 else 1)
+                    sm90.wgmma_fp8(k, gw, regs, dt_a, dt_b, 0 if j == 0 else 1, *self.ab)
                 k("wgmma.commit_group.sync.aligned")
                 k("wgmma.wait_group.sync.aligned 1")
                 if h == 0:
@@ -445,10 +536,10 @@ class G:
         k.comment("block scales of this tile: pointers at kb = 0 (rows past M read nothing)")
         k(f"cvt.u64.u32 {t}, {mr0}")
         k(f"mul.lo.u64 {t}, {t}, %a_sam")
-        k(f"mad.lo.u64 {pa0}, {t}, 4, %a_sa")
+        k(f"mad.lo.u64 {pa0}, {t}, 4, %sa_t")
         k(f"cvt.u64.u32 {t}, {mr1}")
         k(f"mul.lo.u64 {t}, {t}, %a_sam")
-        k(f"mad.lo.u64 {pa1}, {t}, 4, %a_sa")
+        k(f"mad.lo.u64 {pa1}, {t}, 4, %sa_t")
         nb0, nb1 = k.reg(".b32", "nb0"), k.reg(".b32", "nb1")
         k(f"shr.u32 {nb0}, {n0}, 7")
         k(f"add.u32 {nb1}, {nb0}, 1")
@@ -457,10 +548,10 @@ class G:
         k(f"min.u32 {nb1}, {nb1}, {lim}")
         k(f"cvt.u64.u32 {t}, {nb0}")
         k(f"mul.lo.u64 {t}, {t}, %a_sbn")
-        k(f"mad.lo.u64 {pb0}, {t}, 4, %a_sb")
+        k(f"mad.lo.u64 {pb0}, {t}, 4, %sb_t")
         k(f"cvt.u64.u32 {t}, {nb1}")
         k(f"mul.lo.u64 {t}, {t}, %a_sbn")
-        k(f"mad.lo.u64 {pb1}, {t}, 4, %a_sb")
+        k(f"mad.lo.u64 {pb1}, {t}, 4, %sb_t")
         for sfx in (("_0", "_1") if self.pipe else ("",)):
             for r in ("sc_a0", "sc_a1"):
                 k(f"mov.f32 {k.reg('.f32', r + sfx)}, 0f00000000")
@@ -526,104 +617,174 @@ class G:
 
     # ---- epilogue -----------------------------------------------------------------------------
     def epilogue(self, acc, s_ab, m0, n0, mr0, mr1, pr0, pr1, t4):
+        """Two paths. Fast (flags' general bit clear, the tile wholly inside D): scale, round to
+        BF16 pairs, one 4-byte store per pair. General (anything else: F16/F32 output, C, bias,
+        a row map, edge tiles): per element, masked, any type."""
         k = self.k
         bn = self.bn
         nq = bn // 8
-        k.comment("==== epilogue: scale, round to BF16 pairs, store (rows m_r0, m_r1; cols n0 + 8q + 2t)\n"
+        k.comment("==== epilogue: rows m_r0, m_r1 (= m_r0 + 8); cols n0 + 8q + 2t (+1)\n"
                   + sm90.acc_layout_doc(bn))
         c0 = k.reg(".b32", "col0")
         k(f"mad.lo.u32 {c0}, {t4}, 2, {n0}")
-        dp0, dp1, t = k.reg(".b64", "d_ptr0"), k.reg(".b64", "d_ptr1"), k.reg(".b64", "t_d")
-        k(f"cvt.u64.u32 {t}, {mr0}")
-        k(f"mul.lo.u64 {t}, {t}, %a_ldd")
-        k(f"cvt.u64.u32 {dp0}, {c0}")
-        k(f"add.u64 {t}, {t}, {dp0}")
-        k(f"mad.lo.u64 {dp0}, {t}, 2, %a_d")
-        k(f"mad.lo.u64 {dp1}, %a_ldd, 16, {dp0}")
+        k(f"mov.b32 {k.reg('.f32', 'alpha')}, %a_alpha")
+        k(f"mov.b32 {k.reg('.f32', 'beta')}, %a_beta")
+        esh, t32 = k.reg(".b32", "d_esh"), k.reg(".b32", "t_e32")
+        k.comment("D (and C) element size: 4 bytes for F32 output, else 2")
+        k(f"and.b32 {t32}, %a_flags, 3")
+        k(f"setp.eq.u32 {k.reg('.pred', 'p_of')}, {t32}, {OUT_F32}")
+        k(f"selp.u32 {esh}, 2, 1, %p_of")
+        t, cofs = k.reg(".b64", "t_d"), k.reg(".b64", "t_cofs")
+        k(f"shl.b32 {t32}, {c0}, {esh}")
+        k(f"cvt.u64.u32 {cofs}, {t32}")
+
+        def row_ptrs(base, ld, bs, bat, p0, p1):
+            """p0 = base + bat * bs + m_r0 * ld + col0 * esize; p1 = p0 + 8 * ld (bytes)"""
+            k(f"cvt.u64.u32 {t}, {bat}")
+            k(f"mad.lo.u64 {p0}, {t}, {bs}, {base}")
+            k(f"cvt.u64.u32 {t}, {mr0}")
+            k(f"mad.lo.u64 {p0}, {t}, {ld}, {p0}")
+            k(f"add.u64 {p0}, {p0}, {cofs}")
+            k(f"mad.lo.u64 {p1}, {ld}, 8, {p0}")
+
+        dp0, dp1 = k.reg(".b64", "d_ptr0"), k.reg(".b64", "d_ptr1")
+        row_ptrs("%a_d", "%a_ldd", "%a_d_bs", "%t_bat_c", dp0, dp1)
         nrem = k.reg(".b32", "n_rem")
-        k.comment("n_rem = N - (n0 + 2t): the pair at 8q is whole if 8q + 2 <= n_rem, half if 8q + 1 == n_rem")
+        k.comment("n_rem = N - (n0 + 2t): column 8q + e of this thread exists if 8q + e < n_rem")
         k(f"sub.u32 {nrem}, %a_n, {c0}")
-        sr0 = sr1 = None
+        sr = [None, None]
         if self.mode == "row":
-            k.comment("row scales: sa of this thread's two rows, sb of its columns (loaded per chunk)")
-            sr0, sr1 = k.reg(".f32", "sa_r0"), k.reg(".f32", "sa_r1")
-            k(f"mov.f32 {sr0}, 0f00000000")
-            k(f"mov.f32 {sr1}, 0f00000000")
+            k.comment("row scales: alpha * sa of this thread's two rows, sb of its columns (per chunk)")
+            sr = [k.reg(".f32", "sa_r0"), k.reg(".f32", "sa_r1")]
             ta = k.reg(".b64", "t_sa")
-            for r, (mr, pr, sr) in enumerate(((mr0, pr0, sr0), (mr1, pr1, sr1))):
+            for mr, pr, s in ((mr0, pr0, sr[0]), (mr1, pr1, sr[1])):
+                k(f"mov.f32 {s}, 0f00000000")
                 k(f"cvt.u64.u32 {ta}, {mr}")
                 k(f"mul.lo.u64 {ta}, {ta}, %a_sam")
-                k(f"mad.lo.u64 {ta}, {ta}, 4, %a_sa")
-                k(f"@{pr} ld.global.nc.f32 {sr}, [{ta}]")
+                k(f"mad.lo.u64 {ta}, {ta}, 4, %sa_t")
+                k(f"@{pr} ld.global.nc.f32 {s}, [{ta}]")
+                k(f"mul.rn.f32 {s}, {s}, %alpha")
             pbn = k.reg(".b64", "sb_col")
             k(f"cvt.u64.u32 {t}, {c0}")
             k(f"mul.lo.u64 {t}, {t}, %a_sbn")
-            k(f"mad.lo.u64 {pbn}, {t}, 4, %a_sb")
-            sbs4 = k.reg(".b64", "sbn4")
-            k(f"shl.b64 {sbs4}, %a_sbn, 2")
-        # interior tiles store unpredicated
+            k(f"mad.lo.u64 {pbn}, {t}, 4, %sb_t")
+            k(f"shl.b64 {k.reg('.b64', 'sbn4')}, %a_sbn, 2")
+            k.reg(".b64", "sb_q")
+        v0, v1, h = k.reg(".f32", "v0"), k.reg(".f32", "v1"), k.reg(".b32", "h2")
+        sc = [k.reg(".f32", "sb_c0"), k.reg(".f32", "sb_c1")]
+
+        def scaled(v, i, r, e):
+            if self.mode == "tensor":
+                k(f"mul.rn.f32 {v}, {acc[i]}, {s_ab}")
+            elif self.mode == "row":
+                k(f"mul.rn.f32 {v}, {acc[i]}, {sr[r]}")
+                k(f"mul.rn.f32 {v}, {v}, {sc[e]}")
+            else:
+                k(f"mul.rn.f32 {v}, {acc[i]}, %alpha")
+
+        # fast path: general bit clear and the tile wholly inside D
         pin, tt = k.reg(".pred", "p_interior"), k.reg(".b32", "t_in")
         k(f"add.u32 {tt}, {m0}, {BM}")
-        k(f"setp.le.u32 {pin}, {tt}, %a_m")
+        k(f"setp.le.u32 {pin}, {tt}, %mlim_c")
         k(f"add.u32 {tt}, {n0}, {bn}")
         k(f"setp.le.and.u32 {pin}, {tt}, %a_n, {pin}")
-        lab_edge, lab_end = k.fresh("EPI_EDGE"), k.fresh("EPI_END")
-        v0, v1, h, hs = k.reg(".f32", "v0"), k.reg(".f32", "v1"), k.reg(".b32", "h2"), k.reg(".b16", "h1")
-        sc0, sc1 = k.reg(".f32", "sb_c0"), k.reg(".f32", "sb_c1")
-        pp, ps = k.reg(".pred", "p_pair"), k.reg(".pred", "p_half1")
-        prp, prs = k.reg(".pred", "p_st2"), k.reg(".pred", "p_st1")
-
-        def values(q, r):
-            i = 4 * q + 2 * r
-            if self.mode == "tensor":
-                k(f"mul.rn.f32 {v0}, {acc[i]}, {s_ab}")
-                k(f"mul.rn.f32 {v1}, {acc[i + 1]}, {s_ab}")
-            elif self.mode == "row":
-                sr = sr0 if r == 0 else sr1
-                k(f"mul.rn.f32 {v0}, {acc[i]}, {sr}")
-                k(f"mul.rn.f32 {v0}, {v0}, {sc0}")
-                k(f"mul.rn.f32 {v1}, {acc[i + 1]}, {sr}")
-                k(f"mul.rn.f32 {v1}, {v1}, {sc1}")
-            else:
-                k(f"mov.f32 {v0}, {acc[i]}")
-                k(f"mov.f32 {v1}, {acc[i + 1]}")
-            k(f"cvt.rn.bf16x2.f32 {h}, {v1}, {v0}")
-
-        k(f"@!{pin} bra.uni {lab_edge}")
-        k.comment("interior tile: every pair is inside D")
-        if self.mode == "row":
-            k.reg(".b64", "sb_q")
+        k(f"and.b32 {tt}, %a_flags, {GENERAL_BIT}")
+        k(f"setp.eq.and.u32 {pin}, {tt}, 0, {pin}")
+        lab_gen, lab_end = k.fresh("EPI_GENERAL"), k.fresh("EPI_END")
+        k(f"@!{pin} bra.uni {lab_gen}")
+        k.comment("fast path: plain BF16 D, interior tile: every pair is inside D")
         for q in range(nq):
             if self.mode == "row":
                 k(f"mad.lo.u64 %sb_q, %a_sbn, {32 * q}, %sb_col")
-                k(f"ld.global.nc.f32 {sc0}, [%sb_q]")
+                k(f"ld.global.nc.f32 {sc[0]}, [%sb_q]")
                 k(f"add.s64 %sb_q, %sb_q, %sbn4")
-                k(f"ld.global.nc.f32 {sc1}, [%sb_q]")
+                k(f"ld.global.nc.f32 {sc[1]}, [%sb_q]")
             for r, dp in ((0, dp0), (1, dp1)):
-                values(q, r)
+                scaled(v0, 4 * q + 2 * r, r, 0)
+                scaled(v1, 4 * q + 2 * r + 1, r, 1)
+                k(f"cvt.rn.bf16x2.f32 {h}, {v1}, {v0}")
                 k(f"st.global.b32 [{dp}+{16 * q}], {h}")
         k(f"bra.uni {lab_end}")
-        k.label(lab_edge)
-        k.comment("edge tile: rows past M and columns past N are not stored")
+
+        k.label(lab_gen)
+        k.comment("general path: per element; D = v + beta * C + bias, v the scaled product; rows past\n"
+                  "the limit (or of another group), columns past N are neither read nor written")
+        p = {n: k.reg(".pred", f"p_{n}") for n in ("ob", "oh", "o16", "c", "cb", "ch", "c16", "cf",
+                                                   "bb", "bf", "b")}
+        k(f"and.b32 {t32}, %a_flags, 3")
+        k(f"setp.eq.u32 {p['ob']}, {t32}, {OUT_BF16}")
+        k(f"setp.eq.u32 {p['oh']}, {t32}, {OUT_F16}")
+        k(f"setp.ne.u32 {p['o16']}, {t32}, {OUT_F32}")
+        k(f"and.b32 {t32}, %a_flags, {C_BIT}")
+        k(f"setp.ne.u32 {p['c']}, {t32}, 0")
+        k(f"and.pred {p['cb']}, {p['c']}, {p['ob']}")
+        k(f"and.pred {p['ch']}, {p['c']}, {p['oh']}")
+        k(f"and.pred {p['c16']}, {p['c']}, {p['o16']}")
+        k(f"and.pred {p['cf']}, {p['c']}, %p_of")
+        k(f"bfe.u32 {t32}, %a_flags, {BIAS_SHIFT}, 2")
+        k(f"setp.eq.u32 {p['bb']}, {t32}, 1")
+        k(f"setp.eq.u32 {p['bf']}, {t32}, 2")
+        k(f"setp.ne.u32 {p['b']}, {t32}, 0")
+        cp0, cp1, bp = k.reg(".b64", "c_ptr0"), k.reg(".b64", "c_ptr1"), k.reg(".b64", "bias_ptr")
+        row_ptrs("%a_c", "%a_ldc", "%a_c_bs", "%t_bat_c", cp0, cp1)
+        k.comment("bias of B's batch, at col0 (element size 2 or 4)")
+        k(f"selp.u32 {t32}, 2, 1, {p['bf']}")
+        k(f"shl.b32 {t32}, {c0}, {t32}")
+        k(f"cvt.u64.u32 {bp}, {t32}")
+        k(f"cvt.u64.u32 {t}, %bb_c")
+        k(f"mad.lo.u64 {t}, {t}, %a_bias_bs, %a_bias")
+        k(f"add.u64 {bp}, {bp}, {t}")
+        k.comment("contiguous grouping: a row is written only if its group is the tile's")
+        gm, gr = k.reg(".pred", "p_contig"), k.reg(".b32", "t_grp")
+        k(f"bfe.u32 {t32}, %a_flags, {GROUP_SHIFT}, 2")
+        k(f"setp.eq.u32 {gm}, {t32}, {GROUP_CONTIG}")
+        for mr, pr in ((mr0, pr0), (mr1, pr1)):
+            pg = k.reg(".pred", "p_rowgrp")
+            k(f"and.pred {pg}, {pr}, {gm}")
+            k(f"mov.u32 {gr}, %bb_c")
+            k(f"mad.wide.u32 {t}, {mr}, 4, %a_rows")
+            k(f"@{pg} ld.global.nc.u32 {gr}, [{t}]")
+            k(f"setp.eq.and.u32 {pr}, {gr}, %bb_c, {pr}")
+        pc, pe, pt = k.reg(".pred", "p_col"), k.reg(".pred", "p_el"), k.reg(".pred", "p_t")
+        hb, hc, hs = k.reg(".b16", "h_bias"), k.reg(".b16", "h_c"), k.reg(".b16", "h_st")
+        bv, cv, v = k.reg(".f32", "bias_v"), k.reg(".f32", "c_v"), k.reg(".f32", "v_el")
+        k.comment("NOTE: registers written only under a predicate start defined here, or ptxas keeps their\n"
+                  "previous tile's value alive through the whole K loop (it spilled)")
+        for r in (bv, cv):
+            k(f"mov.f32 {r}, 0f00000000")
+        for r in (hb, hc, hs):
+            k(f"mov.b16 {r}, 0")
         for q in range(nq):
-            k(f"setp.ge.s32 {pp}, {nrem}, {8 * q + 2}")
-            k(f"setp.eq.s32 {ps}, {nrem}, {8 * q + 1}")
-            if self.mode == "row":
-                k(f"mad.lo.u64 %sb_q, %a_sbn, {32 * q}, %sb_col")
-                k(f"mov.f32 {sc0}, 0f00000000")
-                k(f"mov.f32 {sc1}, 0f00000000")
-                pany = k.reg(".pred", "p_any")
-                k(f"or.pred {pany}, {pp}, {ps}")
-                k(f"@{pany} ld.global.nc.f32 {sc0}, [%sb_q]")
-                k(f"add.s64 %sb_q, %sb_q, %sbn4")
-                k(f"@{pp} ld.global.nc.f32 {sc1}, [%sb_q]")
-            for r, (dp, pr) in enumerate(((dp0, pr0), (dp1, pr1))):
-                values(q, r)
-                k(f"and.pred {prp}, {pp}, {pr}")
-                k(f"and.pred {prs}, {ps}, {pr}")
-                k(f"@{prp} st.global.b32 [{dp}+{16 * q}], {h}")
-                k(f"cvt.rn.bf16.f32 {hs}, {v0}")
-                k(f"@{prs} st.global.b16 [{dp}+{16 * q}], {hs}")
+            for e in (0, 1):
+                j = 8 * q + e
+                o2, o4 = 16 * q + 2 * e, 32 * q + 4 * e
+                k(f"setp.gt.s32 {pc}, {nrem}, {j}")
+                if self.mode == "row":
+                    k(f"mov.f32 {sc[e]}, 0f00000000")
+                    k(f"mad.lo.u64 %sb_q, %a_sbn, {4 * j}, %sb_col")
+                    k(f"@{pc} ld.global.nc.f32 {sc[e]}, [%sb_q]")
+                k(f"and.pred {pt}, {pc}, {p['bb']}")
+                k(f"@{pt} ld.global.nc.b16 {hb}, [{bp}+{o2}]")
+                k(f"@{p['bb']} cvt.f32.bf16 {bv}, {hb}")
+                k(f"and.pred {pt}, {pc}, {p['bf']}")
+                k(f"@{pt} ld.global.nc.f32 {bv}, [{bp}+{o4}]")
+                for r, (dp, cp, pr) in enumerate(((dp0, cp0, pr0), (dp1, cp1, pr1))):
+                    scaled(v, 4 * q + 2 * r + e, r, e)
+                    k(f"and.pred {pe}, {pc}, {pr}")
+                    k(f"and.pred {pt}, {pe}, {p['c16']}")
+                    k(f"@{pt} ld.global.b16 {hc}, [{cp}+{o2}]")
+                    k(f"@{p['cb']} cvt.f32.bf16 {cv}, {hc}")
+                    k(f"@{p['ch']} cvt.f32.f16 {cv}, {hc}")
+                    k(f"and.pred {pt}, {pe}, {p['cf']}")
+                    k(f"@{pt} ld.global.f32 {cv}, [{cp}+{o4}]")
+                    k(f"@{p['c']} fma.rn.f32 {v}, %beta, {cv}, {v}")
+                    k(f"@{p['b']} add.rn.f32 {v}, {v}, {bv}")
+                    k(f"@{p['ob']} cvt.rn.bf16.f32 {hs}, {v}")
+                    k(f"@{p['oh']} cvt.rn.f16.f32 {hs}, {v}")
+                    k(f"and.pred {pt}, {pe}, {p['o16']}")
+                    k(f"@{pt} st.global.b16 [{dp}+{o2}], {hs}")
+                    k(f"and.pred {pt}, {pe}, %p_of")
+                    k(f"@{pt} st.global.f32 [{dp}+{o4}], {v}")
         k.label(lab_end)
 
     # ---- the kernel ---------------------------------------------------------------------------
@@ -632,7 +793,7 @@ class G:
         k.comment("---- arguments (one .param struct; layout in build/gen/gemm_args.h) and the maps")
         for typ, name in ARGS:
             self.arg(name)
-        for name in ("d", "sa", "sb"):
+        for name in ("d", "sa", "sb", "c", "bias", "rows"):
             k(f"cvta.to.global.u64 %a_{name}, %a_{name}")
         sm90.tmap_param(k, k.reg(".b64", "tmap_a_g"), "tmap_a")
         sm90.tmap_param(k, k.reg(".b64", "tmap_b_g"), "tmap_b")
@@ -717,6 +878,10 @@ def c_header():
     out.append(f"#define PTXQ_GEMM_TILE_M {BM}")
     out.append(f"#define PTXQ_GEMM_TILE_K {BK}")
     out.append(f"#define PTXQ_GEMM_MAX_CLUSTER {max(CLUSTERS)}")
+    out.append(f"#define PTXQ_GEMM_FLAG_BIAS_SHIFT {BIAS_SHIFT}")
+    out.append(f"#define PTXQ_GEMM_FLAG_C {C_BIT}u")
+    out.append(f"#define PTXQ_GEMM_FLAG_GROUP_SHIFT {GROUP_SHIFT}")
+    out.append(f"#define PTXQ_GEMM_FLAG_GENERAL {GENERAL_BIT}u")
     for bn in TILE_N:
         out.append(f"#define PTXQ_GEMM_SMEM_N{bn} {geometry(bn)[2]}")
     out.append("#endif")

@@ -74,11 +74,12 @@ def mbar_arrive_expect_tx(k, bar, nbytes):
     k(f"mbarrier.arrive.expect_tx.shared::cta.b64 _, [{bar}], {nbytes}")
 
 
-def tma_load_2d(k, dst, tmap, c_inner, c_outer, bar):
-    """One 2-D TMA box into shared memory (dst), completing tx bytes on bar. Coordinates are
-    elements, innermost first; out-of-bounds parts of the box are zero-filled (and still count)."""
-    k(f"cp.async.bulk.tensor.2d.shared::cluster.global.mbarrier::complete_tx::bytes "
-      f"[{dst}], [{tmap}, {{{c_inner}, {c_outer}}}], [{bar}]")
+def tma_load(k, dst, tmap, coords, bar):
+    """One TMA box (rank = len(coords), 1..5) into shared memory (dst), completing tx bytes on bar.
+    Coordinates are elements, innermost first; out-of-bounds parts of the box are zero-filled (and
+    still count)."""
+    k(f"cp.async.bulk.tensor.{len(coords)}d.shared::cluster.global.mbarrier::complete_tx::bytes "
+      f"[{dst}], [{tmap}, {{{', '.join(coords)}}}], [{bar}]")
 
 
 def wgmma_fp8(k, n, acc, desc_a, desc_b, scale_d, atype="e4m3", btype="e4m3"):
@@ -143,12 +144,12 @@ class Ring:
 
 # ---- clusters (thread-block clusters of sm_90) -------------------------------------------------
 
-def tma_load_2d_multicast(k, dst, tmap, c_inner, c_outer, bar, mask16):
-    """One 2-D TMA box written to the same shared offset (dst) in every CTA of the cluster whose
+def tma_load_multicast(k, dst, tmap, coords, bar, mask16):
+    """One TMA box written to the same shared offset (dst) in every CTA of the cluster whose
     bit is set in mask16 (.b16 register); each destination CTA's mbarrier at the same offset as
     bar receives the complete_tx of its copy."""
-    k(f"cp.async.bulk.tensor.2d.shared::cluster.global.mbarrier::complete_tx::bytes.multicast::cluster "
-      f"[{dst}], [{tmap}, {{{c_inner}, {c_outer}}}], [{bar}], {mask16}")
+    k(f"cp.async.bulk.tensor.{len(coords)}d.shared::cluster.global.mbarrier::complete_tx::bytes.multicast::cluster "
+      f"[{dst}], [{tmap}, {{{', '.join(coords)}}}], [{bar}], {mask16}")
 
 
 def mbar_arrive_remote(k, bar, cta_rank, tmp, pred=None):

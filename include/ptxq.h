@@ -324,12 +324,15 @@ ptxq_status ptxq_gemv(ptxq_context *ctx, const ptxq_gemv_desc *desc, const ptxq_
                       const ptxq_tensor *y, void *stream);
 
 /* ---- FP8 GEMM (sm_90a) ----------------------------------------------------------------------
- * D[m, n] = epilogue(scales . sum_k A[m, k] * B[n, k]):  D = A . B^T with
- *   a  E4M3 [M, K], b E4M3 [N, K]: both K-major (innermost stride 1), 16-byte aligned bases and
- *      row pitches a multiple of 16 bytes (TMA);
- *   d  BF16 [M, N], innermost stride 1, 4-byte aligned base, even row stride (bf16x2 stores).
+ * D = alpha * (scales . A . B^T) + beta * C + bias, i.e. for each batch
+ *   D[m, n] = alpha * scale(m, n, kb...) * sum_k A[m, k] * B[n, k] + beta * C[m, n] + bias[n]
+ *   a  E4M3 or E5M2 [M, K] (or [L, M, K]), b E4M3 or E5M2 [N, K] (or [L|G, N, K]): K-major
+ *      (innermost stride 1), 16-byte aligned bases, row and batch pitches multiples of 16 bytes
+ *      (TMA); any pair of the two types;
+ *   d  BF16, F16 or F32 [M, N] (or [L, M, N]), innermost stride 1; 16-bit types: 4-byte aligned
+ *      base, even row and batch strides; F32: 4-byte aligned. Batches of d must not overlap.
  * M and N are arbitrary (tails: TMA zero-fills the loads, stores are masked). K must be a multiple
- * of 16 (of 128 for BLOCK); K = 0 writes zeros; M = 0 or N = 0 enqueues nothing.
+ * of 16 (of 128 for BLOCK); K = 0 gives D = beta * C + bias; M = 0 or N = 0 enqueues nothing.
  *
  * scaling       a_scale (F32)                          b_scale (F32)
  * TENSOR        1 element (any rank): sa               1 element: sb          D = sa*sb*acc
@@ -337,18 +340,43 @@ ptxq_status ptxq_gemv(ptxq_context *ctx, const ptxq_gemv_desc *desc, const ptxq_
  * BLOCK         [M, K/128], any strides: sa(m, kb)     [ceil(N/128), K/128], any strides
  *               (DeepGEMM's M-major "sa[kb*lda_s + m]" is strides {1, lda_s})
  *                                                      D = sum_kb sa(m,kb)*sb(n/128,kb)*acc_kb
+ * Batched scales: a_scale may carry a leading batch dim ([L], [L, M], [L, M, K/128]) and b_scale
+ * one of B's batch count ([Lb], [Lb, N], [Lb, ceil(N/128), K/128]); without it one set serves all.
+ *
+ * Batches and groups (desc.grouping):
+ *   NONE        rank-2 a, b, d: one GEMM. Rank-3 a [L, M, K] and d [L, M, N]: a strided batch,
+ *               b [L, N, K] or rank-2 [N, K] (one B for every batch).
+ *   MASKED      a [G, M, K], b [G, N, K], d [G, M, N]; group_rows I32 [G] (contiguous, device):
+ *               group g uses its first group_rows[g] rows (clamped to M); other rows of d are
+ *               not written (DeepGEMM's masked layout, e.g. MoE decode).
+ *   CONTIGUOUS  a [M, K]: the groups' rows back to back; b [G, N, K]; d [M, N]; group_rows I32 [M]
+ *               (device): the group of each row, < 0 for padding rows, which are not written.
+ *               Each 128-row tile (rows 128t..128t+127) must hold rows of one group (and padding):
+ *               align every group's rows to 128 (DeepGEMM's m_indices layout). Clusters off.
+ *   The device counts and maps are read by the kernel, never by the host (no sync).
+ * Epilogue: alpha (0.0f is taken as 1.0f, so a zeroed desc computes the plain product; for
+ * alpha = 0, pass zero scales); c NULL or d's dtype and shape, any row/batch strides, may be d
+ * itself (read before written, element by element); bias NULL or BF16/F32 [N] or [Lb, N] (B's
+ * batch: the group for grouped GEMMs).
  * Numerics: the tensor core accumulates each 128-K block (4 chained k32 wgmmas; Hopper's FP8 MMA
  * keeps about 14 significant bits per k32 step), and each block's partial is added ("promoted")
- * into an FP32 accumulator on the CUDA cores (BLOCK: scaled by sa*sb in FP32 first). Scales are
- * applied in FP32; D is rounded to BF16 (RNE) once.
+ * into an FP32 accumulator on the CUDA cores (BLOCK: scaled by sa*sb in FP32 first). Scales,
+ * alpha, beta*C and bias are applied in FP32 in that order; D is rounded (RNE) once.
  * Kernels: a persistent, warp-specialised CTA (one TMA producer warpgroup, two wgmma consumer
  * warpgroups) per 128 x tile_n output tile, tile_n 128, 160 or 192, optionally in clusters of two
- * CTAs along M that multicast B (desc fields at 0: the runtime picks). */
+ * CTAs along M that multicast B (desc fields at 0: the runtime picks). Plain BF16 output without
+ * C, bias or a row map takes a pair-store fast path; anything else a per-element epilogue. */
 typedef enum ptxq_gemm_scaling {
     PTXQ_GEMM_SCALE_TENSOR = 1,
     PTXQ_GEMM_SCALE_ROW = 2,
     PTXQ_GEMM_SCALE_BLOCK = 3
 } ptxq_gemm_scaling;
+
+typedef enum ptxq_gemm_grouping {
+    PTXQ_GEMM_GROUP_NONE = 0,
+    PTXQ_GEMM_GROUP_MASKED = 1,
+    PTXQ_GEMM_GROUP_CONTIGUOUS = 2
+} ptxq_gemm_grouping;
 
 typedef struct ptxq_gemm_desc {
     ptxq_gemm_scaling scaling;
@@ -359,12 +387,19 @@ typedef struct ptxq_gemm_desc {
     int cluster;                /* 0 = chosen by the runtime; 1; 2 = CTA pairs along M that share
                                    each B tile through TMA multicast (less L2 traffic) */
     int ctas;                   /* persistent grid: 0 = one CTA per SM, else at most this many */
+    float alpha;                /* 0.0f = 1.0f */
+    float beta;                 /* with c only */
+    const ptxq_tensor *c;       /* NULL, or accumulate: d's dtype and shape */
+    const ptxq_tensor *bias;    /* NULL, or BF16/F32 [N] or [Lb, N] */
+    ptxq_gemm_grouping grouping;
+    const ptxq_tensor *group_rows; /* I32: MASKED [G] rows used per group; CONTIGUOUS [M] group of
+                                      each row (< 0: padding) */
 } ptxq_gemm_desc;
 
 /* Every check ptxq_gemm makes, without a device: PTXQ_OK if the call would be accepted. */
 ptxq_status ptxq_gemm_validate(const ptxq_gemm_desc *desc, const ptxq_tensor *a,
                                const ptxq_tensor *b, const ptxq_tensor *d);
-/* The kernel name a call would launch ("gemm_e4m3_bf16_tensor_n192_c2"), after the same checks. */
+/* The kernel name a call would launch ("gemm_e4m3_e4m3_tensor_n192h2_c2"), after the same checks. */
 ptxq_status ptxq_gemm_kernel_for(const ptxq_gemm_desc *desc, const ptxq_tensor *a,
                                  const ptxq_tensor *b, const ptxq_tensor *d, char *name,
                                  size_t n);

@@ -14,11 +14,12 @@
 typedef struct gemm_plan {
     char kernel[64];
     int64_t M, N, K;
+    int64_t L, Lb;     /* batches of A (and D, C), of B */
     int tile_n, group, cluster, ctas;
     unsigned smem;
     ptxq_gemm_args args;
     uint64_t a_data, b_data;
-    uint64_t lda, ldb; /* row pitches in bytes */
+    uint64_t lda, ldb, a_bs, b_bs; /* row and batch pitches in bytes */
 } gemm_plan;
 
 static int64_t ceil_div(int64_t a, int64_t b) { return (a + b - 1) / b; }
@@ -32,6 +33,10 @@ static int64_t numel(const ptxq_tensor *t) {
 static const char *scaling_name(ptxq_gemm_scaling s) {
     return s == PTXQ_GEMM_SCALE_TENSOR ? "tensor" : s == PTXQ_GEMM_SCALE_ROW ? "row"
            : s == PTXQ_GEMM_SCALE_BLOCK ? "block" : NULL;
+}
+
+static const char *fp8_name(ptxq_dtype t) {
+    return t == PTXQ_E4M3 ? "e4m3" : t == PTXQ_E5M2 ? "e5m2" : NULL;
 }
 
 /* Waves x tile width, with a small handicap for the narrower tile (more operand traffic per FLOP). */
@@ -64,10 +69,10 @@ static int pipe_off(void) {
     return e && !strcmp(e, "off");
 }
 
-static const char *pick_pipe(ptxq_gemm_scaling s, int tile_n) {
+static const char *pick_pipe(ptxq_gemm_scaling s, int tile_n, int e4m3_pair) {
     const char *e = getenv("PTXQ_GEMM_PIPE");
     const char *want;
-    if (e && *e)
+    if (e && *e && e4m3_pair) /* other type pairs exist with the default pipeline only */
         want = !strcmp(e, "p2") ? "p2" : !strcmp(e, "h2") ? "h2" : "";
     else if (s == PTXQ_GEMM_SCALE_ROW)
         want = "";
@@ -78,18 +83,70 @@ static const char *pick_pipe(ptxq_gemm_scaling s, int tile_n) {
     return want;
 }
 
-/* The vector scale of ROW mode: [len] or [len, 1]; returns its element stride. */
-static int row_scale(const ptxq_tensor *s, int64_t len, const char *what, uint64_t *stride) {
+/* A scale tensor with an optional leading batch dim: `inner` is the rank and shape without it.
+ * Returns the batch stride in bytes (0: one set for every batch) through *bs, and fills
+ * *view with the tensor minus its batch dim. */
+static int scale_batch(const ptxq_tensor *s, int inner, int64_t nb, const char *what,
+                       ptxq_tensor *view, uint64_t *bs) {
+    *view = *s;
+    *bs = 0;
+    if (s->rank == inner + 1 && nb >= 1 && s->shape[0] == nb) {
+        view->rank = inner;
+        for (int i = 0; i < inner; ++i) {
+            view->shape[i] = s->shape[i + 1];
+            view->stride[i] = s->stride[i + 1];
+        }
+        *bs = (uint64_t)s->stride[0] * 4;
+        return PTXQ_OK;
+    }
+    if (s->rank <= inner + 1) return PTXQ_OK;
+    return ptxq_fail(PTXQ_ERR_SCALE_SHAPE, "gemm: %s has rank %d (at most %d with a batch dim of "
+                     "%lld)", what, s->rank, inner + 1, (long long)nb);
+}
+
+/* The vector scale of ROW mode: [len] or [len, 1], optionally after a batch dim of nb
+ * ([nb, len] or [nb, len, 1]; with nb > 1, [nb, len] is read as batched). Returns the element
+ * stride and the batch stride in bytes (0: shared by every batch). */
+static int row_scale(const ptxq_tensor *s, int64_t len, int64_t nb, const char *what,
+                     uint64_t *stride, uint64_t *bs) {
+    *bs = 0;
     if (s->rank == 1 && s->shape[0] == len) {
         *stride = (uint64_t)s->stride[0];
+        return PTXQ_OK;
+    }
+    if (s->rank == 2 && nb > 1 && s->shape[0] == nb && s->shape[1] == len) {
+        *stride = (uint64_t)s->stride[1];
+        *bs = (uint64_t)s->stride[0] * 4;
         return PTXQ_OK;
     }
     if (s->rank == 2 && s->shape[0] == len && s->shape[1] == 1) {
         *stride = (uint64_t)s->stride[0];
         return PTXQ_OK;
     }
-    return ptxq_fail(PTXQ_ERR_SCALE_SHAPE, "gemm: ROW %s must be [%lld] or [%lld, 1]", what,
-                     (long long)len, (long long)len);
+    if (s->rank == 3 && s->shape[0] == nb && s->shape[1] == len && s->shape[2] == 1) {
+        *stride = (uint64_t)s->stride[1];
+        *bs = (uint64_t)s->stride[0] * 4;
+        return PTXQ_OK;
+    }
+    return ptxq_fail(PTXQ_ERR_SCALE_SHAPE, "gemm: ROW %s must be [%lld] or [%lld, 1] (optionally "
+                     "after a batch dim of %lld)", what, (long long)len, (long long)len,
+                     (long long)nb);
+}
+
+/* rows (dim rank-2) and row stride of a rank-2 or rank-3 operand, and its batch count/stride */
+typedef struct mat3 {
+    int64_t batches, rows, cols, bstride, rstride;
+} mat3;
+
+static mat3 mat_of(const ptxq_tensor *t) {
+    mat3 m;
+    int r = t->rank;
+    m.batches = r == 3 ? t->shape[0] : 1;
+    m.rows = t->shape[r - 2];
+    m.cols = t->shape[r - 1];
+    m.rstride = t->stride[r - 2];
+    m.bstride = r == 3 ? t->stride[0] : 0;
+    return m;
 }
 
 static int plan_gemm(const ptxq_gemm_desc *desc, const ptxq_tensor *a, const ptxq_tensor *b,
@@ -107,89 +164,210 @@ static int plan_gemm(const ptxq_gemm_desc *desc, const ptxq_tensor *a, const ptx
         return ptxq_fail(PTXQ_ERR_INVALID_ARGUMENT, "gemm: desc.a_scale and desc.b_scale are needed");
     if ((st = ptxq_check_tensor(desc->a_scale, "gemm: a_scale", 1))) return st;
     if ((st = ptxq_check_tensor(desc->b_scale, "gemm: b_scale", 1))) return st;
-    if (a->dtype != PTXQ_E4M3 || b->dtype != PTXQ_E4M3)
-        return ptxq_fail(PTXQ_ERR_DTYPE, "gemm: a and b must be E4M3 (got %s, %s)",
+    const char *an = fp8_name(a->dtype), *bname = fp8_name(b->dtype);
+    if (!an || !bname)
+        return ptxq_fail(PTXQ_ERR_DTYPE, "gemm: a and b must be E4M3 or E5M2 (got %s, %s)",
                          ptxq_dtype_name(a->dtype), ptxq_dtype_name(b->dtype));
-    if (d->dtype != PTXQ_BF16)
-        return ptxq_fail(PTXQ_ERR_DTYPE, "gemm: d must be BF16 (got %s)", ptxq_dtype_name(d->dtype));
-    if (a->rank != 2 || b->rank != 2 || d->rank != 2)
-        return ptxq_fail(PTXQ_ERR_SHAPE, "gemm: a, b and d must have rank 2 (got %d, %d, %d)",
-                         a->rank, b->rank, d->rank);
-    p->M = a->shape[0];
-    p->K = a->shape[1];
-    p->N = b->shape[0];
-    if (b->shape[1] != p->K)
-        return ptxq_fail(PTXQ_ERR_SHAPE, "gemm: b is [%lld, %lld]; K = %lld expected in dim 1",
-                         (long long)b->shape[0], (long long)b->shape[1], (long long)p->K);
-    if (d->shape[0] != p->M || d->shape[1] != p->N)
-        return ptxq_fail(PTXQ_ERR_SHAPE, "gemm: d is [%lld, %lld]; [%lld, %lld] expected",
-                         (long long)d->shape[0], (long long)d->shape[1], (long long)p->M,
-                         (long long)p->N);
+    int out = d->dtype == PTXQ_BF16 ? 0 : d->dtype == PTXQ_F16 ? 1 : d->dtype == PTXQ_F32 ? 2 : -1;
+    if (out < 0)
+        return ptxq_fail(PTXQ_ERR_DTYPE, "gemm: d must be BF16, F16 or F32 (got %s)",
+                         ptxq_dtype_name(d->dtype));
+    int64_t esize = out == 2 ? 4 : 2;
+    ptxq_gemm_grouping gm = desc->grouping;
+    if (gm != PTXQ_GEMM_GROUP_NONE && gm != PTXQ_GEMM_GROUP_MASKED && gm != PTXQ_GEMM_GROUP_CONTIGUOUS)
+        return ptxq_fail(PTXQ_ERR_INVALID_ARGUMENT, "gemm: unknown grouping %d", (int)gm);
+
+    /* ranks: NONE 2/2/2 or 3/(2|3)/3; MASKED 3/3/3; CONTIGUOUS 2/3/2 */
+    int ra = gm == PTXQ_GEMM_GROUP_MASKED ? 3 : gm == PTXQ_GEMM_GROUP_CONTIGUOUS ? 2 : a->rank;
+    if (a->rank != ra || (ra != 2 && ra != 3))
+        return ptxq_fail(PTXQ_ERR_SHAPE, "gemm: a has rank %d; %s expected", a->rank,
+                         gm == PTXQ_GEMM_GROUP_MASKED ? "3 ([G, M, K])"
+                         : gm == PTXQ_GEMM_GROUP_CONTIGUOUS ? "2 ([M, K])" : "2 or 3");
+    if (d->rank != ra)
+        return ptxq_fail(PTXQ_ERR_SHAPE, "gemm: d has rank %d; a's rank %d expected", d->rank, ra);
+    if (b->rank != 2 && b->rank != 3)
+        return ptxq_fail(PTXQ_ERR_SHAPE, "gemm: b has rank %d; 2 or 3 expected", b->rank);
+    if (gm != PTXQ_GEMM_GROUP_NONE && b->rank != 3)
+        return ptxq_fail(PTXQ_ERR_SHAPE, "gemm: grouped GEMMs need b as [G, N, K]");
+    if (gm == PTXQ_GEMM_GROUP_NONE && ra == 2 && b->rank != 2)
+        return ptxq_fail(PTXQ_ERR_SHAPE, "gemm: rank-3 b needs rank-3 a and d (a batch)");
+    mat3 ma = mat_of(a), mb = mat_of(b), md = mat_of(d);
+    p->M = ma.rows;
+    p->K = ma.cols;
+    p->N = mb.rows;
+    p->L = ma.batches;
+    p->Lb = mb.batches;
+    if (mb.cols != p->K)
+        return ptxq_fail(PTXQ_ERR_SHAPE, "gemm: b has %lld columns; K = %lld expected",
+                         (long long)mb.cols, (long long)p->K);
+    if (md.batches != p->L || md.rows != p->M || md.cols != p->N)
+        return ptxq_fail(PTXQ_ERR_SHAPE, "gemm: d is [%lld, %lld, %lld] (batch, rows, cols); "
+                         "[%lld, %lld, %lld] expected", (long long)md.batches, (long long)md.rows,
+                         (long long)md.cols, (long long)p->L, (long long)p->M, (long long)p->N);
+    if (b->rank == 3 && gm != PTXQ_GEMM_GROUP_CONTIGUOUS && p->Lb != p->L)
+        return ptxq_fail(PTXQ_ERR_SHAPE, "gemm: b has %lld batches, a %lld", (long long)p->Lb,
+                         (long long)p->L);
     int kq = desc->scaling == PTXQ_GEMM_SCALE_BLOCK ? 128 : 16;
     if (p->K % kq)
         return ptxq_fail(PTXQ_ERR_SHAPE, "gemm: K = %lld must be a multiple of %d", (long long)p->K,
                          kq);
-    if (p->M >= ((int64_t)1 << 31) || p->N >= ((int64_t)1 << 31) || p->K >= ((int64_t)1 << 31))
-        return ptxq_fail(PTXQ_ERR_SHAPE, "gemm: M, N and K must be below 2^31");
-    if (a->stride[1] != 1 || b->stride[1] != 1 || d->stride[1] != 1)
-        return ptxq_fail(PTXQ_ERR_STRIDE, "gemm: a, b and d must be contiguous in their last dim "
-                         "(strides %lld, %lld, %lld)", (long long)a->stride[1],
-                         (long long)b->stride[1], (long long)d->stride[1]);
-    p->lda = (uint64_t)(p->M > 1 ? a->stride[0] : (p->K > 0 ? p->K : 16));
-    p->ldb = (uint64_t)(p->N > 1 ? b->stride[0] : (p->K > 0 ? p->K : 16));
-    if ((p->M > 1 && a->stride[0] < p->K) || (p->N > 1 && b->stride[0] < p->K))
+    if (p->M >= ((int64_t)1 << 31) || p->N >= ((int64_t)1 << 31) || p->K >= ((int64_t)1 << 31) ||
+        p->L >= ((int64_t)1 << 31) || p->Lb >= ((int64_t)1 << 31))
+        return ptxq_fail(PTXQ_ERR_SHAPE, "gemm: M, N, K and batch counts must be below 2^31");
+    if (a->stride[a->rank - 1] != 1 || b->stride[b->rank - 1] != 1 || d->stride[d->rank - 1] != 1)
+        return ptxq_fail(PTXQ_ERR_STRIDE, "gemm: a, b and d must be contiguous in their last dim");
+    p->lda = (uint64_t)(p->M > 1 ? ma.rstride : (p->K > 0 ? p->K : 16));
+    p->ldb = (uint64_t)(p->N > 1 ? mb.rstride : (p->K > 0 ? p->K : 16));
+    p->a_bs = p->L > 1 ? (uint64_t)ma.bstride : p->lda * (uint64_t)(p->M > 0 ? p->M : 1);
+    p->b_bs = p->Lb > 1 ? (uint64_t)mb.bstride : p->ldb * (uint64_t)(p->N > 0 ? p->N : 1);
+    if ((p->M > 1 && ma.rstride < p->K) || (p->N > 1 && mb.rstride < p->K))
         return ptxq_fail(PTXQ_ERR_STRIDE, "gemm: a/b rows overlap (row stride < K)");
-    if (p->M > 1 && d->stride[0] < p->N)
+    int64_t ldd = p->M > 1 ? md.rstride : p->N;
+    if (p->M > 1 && ldd < p->N)
         return ptxq_fail(PTXQ_ERR_STRIDE, "gemm: d rows overlap (row stride %lld < N = %lld)",
-                         (long long)d->stride[0], (long long)p->N);
+                         (long long)ldd, (long long)p->N);
+    if (p->L > 1 && p->M > 0 && md.bstride < ldd * (p->M - 1) + p->N)
+        return ptxq_fail(PTXQ_ERR_STRIDE, "gemm: d batches overlap (batch stride %lld)",
+                         (long long)md.bstride);
     if (a->data % 16 || b->data % 16)
         return ptxq_fail(PTXQ_ERR_ALIGNMENT, "gemm: a and b must be 16-byte aligned");
-    if (p->lda % 16 || p->ldb % 16 || p->lda >= ((uint64_t)1 << 40) || p->ldb >= ((uint64_t)1 << 40))
-        return ptxq_fail(PTXQ_ERR_ALIGNMENT, "gemm: a and b row strides (%llu, %llu bytes) must be "
-                         "multiples of 16 bytes", (unsigned long long)p->lda,
-                         (unsigned long long)p->ldb);
-    if (d->data % 4 || (p->M > 1 && d->stride[0] % 2))
-        return ptxq_fail(PTXQ_ERR_ALIGNMENT, "gemm: d must be 4-byte aligned with an even row stride");
+    if (p->lda % 16 || p->ldb % 16 || p->a_bs % 16 || p->b_bs % 16 ||
+        p->lda >= ((uint64_t)1 << 40) || p->ldb >= ((uint64_t)1 << 40) ||
+        p->a_bs >= ((uint64_t)1 << 40) || p->b_bs >= ((uint64_t)1 << 40))
+        return ptxq_fail(PTXQ_ERR_ALIGNMENT, "gemm: a and b row and batch strides (%llu, %llu; "
+                         "%llu, %llu bytes) must be multiples of 16 bytes below 2^40",
+                         (unsigned long long)p->lda, (unsigned long long)p->ldb,
+                         (unsigned long long)p->a_bs, (unsigned long long)p->b_bs);
+    if (d->data % 4 || (esize == 2 && ((p->M > 1 && ldd % 2) || (p->L > 1 && md.bstride % 2))))
+        return ptxq_fail(PTXQ_ERR_ALIGNMENT, "gemm: d must be 4-byte aligned (16-bit types: even "
+                         "row and batch strides)");
+
+    /* grouping map */
+    ptxq_gemm_args *g = &p->args;
+    if (gm != PTXQ_GEMM_GROUP_NONE) {
+        const ptxq_tensor *gr = desc->group_rows;
+        if (!gr)
+            return ptxq_fail(PTXQ_ERR_INVALID_ARGUMENT, "gemm: grouped GEMMs need desc.group_rows");
+        if ((st = ptxq_check_tensor(gr, "gemm: group_rows", 1))) return st;
+        int64_t want = gm == PTXQ_GEMM_GROUP_MASKED ? p->L : p->M;
+        if (gr->dtype != PTXQ_I32 || gr->rank != 1 || gr->shape[0] != want ||
+            (want > 1 && gr->stride[0] != 1))
+            return ptxq_fail(PTXQ_ERR_SHAPE, "gemm: group_rows must be a contiguous I32 [%lld] (%s)",
+                             (long long)want, gm == PTXQ_GEMM_GROUP_MASKED
+                             ? "rows used per group" : "the group of each row of a");
+        if (gr->data % 4)
+            return ptxq_fail(PTXQ_ERR_ALIGNMENT, "gemm: group_rows must be 4-byte aligned");
+        g->rows = gr->data;
+    } else if (desc->group_rows) {
+        return ptxq_fail(PTXQ_ERR_INVALID_ARGUMENT, "gemm: group_rows given without a grouping");
+    }
+
+    /* epilogue operands */
+    unsigned flags = (unsigned)out;
+    if (desc->c) {
+        const ptxq_tensor *c = desc->c;
+        if ((st = ptxq_check_tensor(c, "gemm: c", 1))) return st;
+        if (c->dtype != d->dtype)
+            return ptxq_fail(PTXQ_ERR_DTYPE, "gemm: c must have d's dtype %s (got %s)",
+                             ptxq_dtype_name(d->dtype), ptxq_dtype_name(c->dtype));
+        mat3 mc = mat_of(c);
+        if (c->rank != d->rank || mc.batches != p->L || mc.rows != p->M || mc.cols != p->N)
+            return ptxq_fail(PTXQ_ERR_SHAPE, "gemm: c must have d's shape");
+        if (c->stride[c->rank - 1] != 1)
+            return ptxq_fail(PTXQ_ERR_STRIDE, "gemm: c must be contiguous in its last dim");
+        if (c->data % (uint64_t)esize)
+            return ptxq_fail(PTXQ_ERR_ALIGNMENT, "gemm: c must be aligned to its element size");
+        g->c = c->data;
+        g->ldc = (uint64_t)mc.rstride * (uint64_t)esize;
+        g->c_bs = (uint64_t)mc.bstride * (uint64_t)esize;
+        flags |= PTXQ_GEMM_FLAG_C;
+    }
+    if (desc->bias) {
+        const ptxq_tensor *bi = desc->bias;
+        if ((st = ptxq_check_tensor(bi, "gemm: bias", 1))) return st;
+        if (bi->dtype != PTXQ_BF16 && bi->dtype != PTXQ_F32)
+            return ptxq_fail(PTXQ_ERR_DTYPE, "gemm: bias must be BF16 or F32 (got %s)",
+                             ptxq_dtype_name(bi->dtype));
+        int64_t bsz = bi->dtype == PTXQ_F32 ? 4 : 2;
+        int batched = bi->rank == 2 && bi->shape[0] == p->Lb;
+        if (!((bi->rank == 1 && bi->shape[0] == p->N) || (batched && bi->shape[1] == p->N)))
+            return ptxq_fail(PTXQ_ERR_SHAPE, "gemm: bias must be [%lld] or [%lld, %lld]",
+                             (long long)p->N, (long long)p->Lb, (long long)p->N);
+        if (bi->stride[bi->rank - 1] != 1 && p->N > 1)
+            return ptxq_fail(PTXQ_ERR_STRIDE, "gemm: bias must be contiguous along N");
+        if (bi->data % (uint64_t)bsz)
+            return ptxq_fail(PTXQ_ERR_ALIGNMENT, "gemm: bias must be aligned to its element size");
+        g->bias = bi->data;
+        g->bias_bs = batched ? (uint64_t)bi->stride[0] * (uint64_t)bsz : 0;
+        flags |= (bi->dtype == PTXQ_F32 ? 2u : 1u) << PTXQ_GEMM_FLAG_BIAS_SHIFT;
+    }
+    flags |= (unsigned)gm << PTXQ_GEMM_FLAG_GROUP_SHIFT;
+    if (out != 0 || desc->c || desc->bias || gm == PTXQ_GEMM_GROUP_CONTIGUOUS)
+        flags |= PTXQ_GEMM_FLAG_GENERAL;
+    g->flags = flags;
+    float alpha = desc->alpha == 0.0f ? 1.0f : desc->alpha, beta = desc->beta;
+    memcpy(&g->alpha, &alpha, 4);
+    memcpy(&g->beta, &beta, 4);
 
     /* scales */
-    const ptxq_tensor *sa = desc->a_scale, *sb = desc->b_scale;
-    if (sa->dtype != PTXQ_F32 || sb->dtype != PTXQ_F32)
+    const ptxq_tensor *sa0 = desc->a_scale, *sb0 = desc->b_scale;
+    if (sa0->dtype != PTXQ_F32 || sb0->dtype != PTXQ_F32)
         return ptxq_fail(PTXQ_ERR_SCALE_SHAPE, "gemm: scales must be F32 (got %s, %s)",
-                         ptxq_dtype_name(sa->dtype), ptxq_dtype_name(sb->dtype));
-    if (sa->data % 4 || sb->data % 4)
+                         ptxq_dtype_name(sa0->dtype), ptxq_dtype_name(sb0->dtype));
+    if (sa0->data % 4 || sb0->data % 4)
         return ptxq_fail(PTXQ_ERR_ALIGNMENT, "gemm: scales must be 4-byte aligned");
-    ptxq_gemm_args *g = &p->args;
-    int64_t nkb = ceil_div(p->K, 128);
+    int64_t nkb = ceil_div(p->K, 128), nbn = ceil_div(p->N, 128);
+    ptxq_tensor sa, sb;
+    uint64_t sa_bs, sb_bs;
     switch (desc->scaling) {
     case PTXQ_GEMM_SCALE_TENSOR:
-        if (numel(sa) != 1 || numel(sb) != 1)
-            return ptxq_fail(PTXQ_ERR_SCALE_SHAPE, "gemm: TENSOR scales have one element each "
-                             "(got %lld, %lld)", (long long)numel(sa), (long long)numel(sb));
+        /* 1 element shared, or [L] / [Lb] */
+        sa = *sa0, sb = *sb0, sa_bs = sb_bs = 0;
+        if (numel(sa0) != 1) {
+            if (sa0->rank != 1 || sa0->shape[0] != p->L || gm == PTXQ_GEMM_GROUP_CONTIGUOUS)
+                return ptxq_fail(PTXQ_ERR_SCALE_SHAPE, "gemm: TENSOR a_scale has one element "
+                                 "(or [L] = [%lld] for a batch)", (long long)p->L);
+            sa_bs = (uint64_t)sa0->stride[0] * 4;
+        }
+        if (numel(sb0) != 1) {
+            if (sb0->rank != 1 || sb0->shape[0] != p->Lb)
+                return ptxq_fail(PTXQ_ERR_SCALE_SHAPE, "gemm: TENSOR b_scale has one element "
+                                 "(or [%lld], one per batch of b)", (long long)p->Lb);
+            sb_bs = (uint64_t)sb0->stride[0] * 4;
+        }
         break;
     case PTXQ_GEMM_SCALE_ROW:
-        if ((st = row_scale(sa, p->M, "a_scale", &g->sam))) return st;
-        if ((st = row_scale(sb, p->N, "b_scale", &g->sbn))) return st;
+        sa = *sa0, sb = *sb0;
+        if ((st = row_scale(sa0, p->M, gm == PTXQ_GEMM_GROUP_CONTIGUOUS ? 1 : p->L, "a_scale",
+                            &g->sam, &sa_bs)))
+            return st;
+        if ((st = row_scale(sb0, p->N, p->Lb, "b_scale", &g->sbn, &sb_bs))) return st;
         break;
-    case PTXQ_GEMM_SCALE_BLOCK: {
-        int64_t nbn = ceil_div(p->N, 128);
-        if (sa->rank != 2 || sa->shape[0] != p->M || sa->shape[1] != nkb)
+    case PTXQ_GEMM_SCALE_BLOCK:
+        if (gm == PTXQ_GEMM_GROUP_CONTIGUOUS) sa = *sa0, sa_bs = 0;
+        else if ((st = scale_batch(sa0, 2, p->L, "a_scale", &sa, &sa_bs))) return st;
+        if ((st = scale_batch(sb0, 2, p->Lb, "b_scale", &sb, &sb_bs))) return st;
+        if (sa.rank != 2 || sa.shape[0] != p->M || sa.shape[1] != nkb)
             return ptxq_fail(PTXQ_ERR_SCALE_SHAPE, "gemm: BLOCK a_scale must be [M, K/128] = "
                              "[%lld, %lld]", (long long)p->M, (long long)nkb);
-        if (sb->rank != 2 || sb->shape[0] != nbn || sb->shape[1] != nkb)
+        if (sb.rank != 2 || sb.shape[0] != nbn || sb.shape[1] != nkb)
             return ptxq_fail(PTXQ_ERR_SCALE_SHAPE, "gemm: BLOCK b_scale must be [ceil(N/128), "
                              "K/128] = [%lld, %lld]", (long long)nbn, (long long)nkb);
-        g->sam = (uint64_t)sa->stride[0];
-        g->sak = (uint64_t)sa->stride[1];
-        g->sbn = (uint64_t)sb->stride[0];
-        g->sbk = (uint64_t)sb->stride[1];
+        g->sam = (uint64_t)sa.stride[0];
+        g->sak = (uint64_t)sa.stride[1];
+        g->sbn = (uint64_t)sb.stride[0];
+        g->sbk = (uint64_t)sb.stride[1];
         break;
+    default:
+        return ptxq_fail(PTXQ_ERR_INVALID_ARGUMENT, "gemm: unknown scaling");
     }
-    }
+    g->sa_bs = sa_bs;
+    g->sb_bs = sb_bs;
 
     /* BLOCK: 128 wide with the p2 pipeline beat the wave-quantisation pick (see pick_pipe) */
     p->tile_n = desc->tile_n ? desc->tile_n
                 : (desc->scaling == PTXQ_GEMM_SCALE_BLOCK && !pipe_off())
-                    ? 128 : pick_tile_n(p->M, p->N, sms > 0 ? sms : 132);
+                    ? 128 : pick_tile_n(p->M * p->L, p->N, sms > 0 ? sms : 132);
     if (p->tile_n != 128 && p->tile_n != 160 && p->tile_n != 192)
         return ptxq_fail(PTXQ_ERR_INVALID_ARGUMENT, "gemm: tile_n %d; 0, 128, 160 or 192 expected",
                          desc->tile_n);
@@ -202,33 +380,41 @@ static int plan_gemm(const ptxq_gemm_desc *desc, const ptxq_tensor *a, const ptx
     /* clusters of two along M pay off once there are two M tiles and a full wave of tiles */
     int64_t tm1 = ceil_div(p->M, PTXQ_GEMM_TILE_M), tn = ceil_div(p->N, p->tile_n);
     /* measured on an H200 (8192^3): TENSOR/ROW 1290 vs 1258 TFLOPS with pairs; BLOCK
-     * (4096x7168x16384) was faster without them (1030 vs 924) */
+     * (4096x7168x16384) was faster without them (1030 vs 924). Contiguous groups: a pair of M
+     * tiles may belong to two groups, so no pairs. */
+    int contig = gm == PTXQ_GEMM_GROUP_CONTIGUOUS;
     p->cluster = desc->cluster ? desc->cluster
-                 : (desc->scaling != PTXQ_GEMM_SCALE_BLOCK && tm1 >= 2 &&
-                    tm1 * tn >= (sms > 0 ? sms : 132)) ? 2 : 1;
+                 : (!contig && desc->scaling != PTXQ_GEMM_SCALE_BLOCK && tm1 >= 2 &&
+                    tm1 * tn * p->L >= (sms > 0 ? sms : 132)) ? 2 : 1;
     if (p->cluster != 1 && p->cluster != 2)
         return ptxq_fail(PTXQ_ERR_INVALID_ARGUMENT, "gemm: cluster %d; 0, 1 or 2 expected",
                          desc->cluster);
-    snprintf(p->kernel, sizeof p->kernel, "gemm_e4m3_bf16_%s_n%d%s%s", sname, p->tile_n,
-             pick_pipe(desc->scaling, p->tile_n), p->cluster == 2 ? "_c2" : "");
+    if (contig && p->cluster != 1)
+        return ptxq_fail(PTXQ_ERR_INVALID_ARGUMENT, "gemm: contiguous grouping runs without clusters");
+    int e4 = a->dtype == PTXQ_E4M3 && b->dtype == PTXQ_E4M3;
+    snprintf(p->kernel, sizeof p->kernel, "gemm_%s_%s_%s_n%d%s%s", an, bname, sname, p->tile_n,
+             pick_pipe(desc->scaling, p->tile_n, e4), p->cluster == 2 ? "_c2" : "");
     p->smem = p->tile_n == 128 ? PTXQ_GEMM_SMEM_N128
               : p->tile_n == 160 ? PTXQ_GEMM_SMEM_N160 : PTXQ_GEMM_SMEM_N192;
 
     int64_t tm = ceil_div(p->M, (int64_t)PTXQ_GEMM_TILE_M * p->cluster);
-    if (tm * tn >= ((int64_t)1 << 31))
+    if (tm * tn * p->L >= ((int64_t)1 << 31))
         return ptxq_fail(PTXQ_ERR_SHAPE, "gemm: too many output tiles");
     g->d = d->data;
-    g->sa = sa->data;
-    g->sb = sb->data;
-    g->ldd = (uint64_t)(p->M > 1 ? d->stride[0] : p->N);
+    g->sa = sa0->data;
+    g->sb = sb0->data;
+    g->ldd = (uint64_t)ldd * (uint64_t)esize;
+    g->d_bs = (uint64_t)md.bstride * (uint64_t)esize;
     g->m = (uint32_t)p->M;
     g->n = (uint32_t)p->N;
     g->nkb = (uint32_t)nkb;
     g->tiles_m = (uint32_t)tm;
     g->tiles_n = (uint32_t)tn;
     g->group = (uint32_t)(p->group < tm ? p->group : (tm > 0 ? tm : 1));
-    g->ntiles = (uint32_t)(tm * tn);
-    g->nbn = (uint32_t)ceil_div(p->N, 128);
+    g->tiles_b = (uint32_t)(tm * tn > 0 ? tm * tn : 1);
+    g->ntiles = (uint32_t)(tm * tn * p->L);
+    g->nbn = (uint32_t)nbn;
+    g->b_batched = gm != PTXQ_GEMM_GROUP_CONTIGUOUS && b->rank == 3;
 
     p->a_data = a->data;
     p->b_data = b->data;
@@ -259,22 +445,24 @@ ptxq_status ptxq_gemm(ptxq_context *ctx, const ptxq_gemm_desc *desc, const ptxq_
     gemm_plan p;
     int st = plan_gemm(desc, a, b, d, ctx->info.sm_count, &p);
     if (st) return st;
-    if (p.M == 0 || p.N == 0) return ptxq_ok(); /* empty: nothing to enqueue */
+    if (p.M == 0 || p.N == 0 || p.L == 0) return ptxq_ok(); /* empty: nothing to enqueue */
     const ptxq_loaded *k = NULL;
     if ((st = ptxq_get_kernel(ctx, p.kernel, &k))) return st;
 
-    /* TMA maps: {K, rows}, innermost first; one box = 128 K-bytes x (128 | tile_n) rows, 128B
-     * swizzle. K = 0 still needs a valid map: it is never read (no K blocks), so give it K = 16. */
+    /* TMA maps: {K, rows, batches}, innermost first; one box = 128 K-bytes x (128 | tile_n) rows
+     * of one batch, 128B swizzle. K = 0 still needs a valid map: it is never read (no K blocks),
+     * so give it K = 16. A batch of B is picked by the kernel's third coordinate. */
     CUtensorMap ma, mb;
     cuuint64_t kdim = (cuuint64_t)(p.K > 0 ? p.K : 16);
-    cuuint64_t da[2] = {kdim, (cuuint64_t)p.M}, db[2] = {kdim, (cuuint64_t)p.N};
-    cuuint64_t sa[1] = {p.lda}, sb[1] = {p.ldb};
+    cuuint64_t da[3] = {kdim, (cuuint64_t)p.M, (cuuint64_t)p.L};
+    cuuint64_t db[3] = {kdim, (cuuint64_t)p.N, (cuuint64_t)(p.Lb > 0 ? p.Lb : 1)};
+    cuuint64_t sa[2] = {p.lda, p.a_bs}, sb[2] = {p.ldb, p.b_bs};
     /* with clusters of two, each CTA loads half of the B tile and multicasts it to both */
-    cuuint32_t ba[2] = {128, PTXQ_GEMM_TILE_M}, bb[2] = {128, (cuuint32_t)(p.tile_n / p.cluster)};
-    if ((st = ptxq_tmap_get(ctx, CU_TENSOR_MAP_DATA_TYPE_UINT8, 2, p.a_data, da, sa, ba,
+    cuuint32_t ba[3] = {128, PTXQ_GEMM_TILE_M, 1}, bb[3] = {128, (cuuint32_t)(p.tile_n / p.cluster), 1};
+    if ((st = ptxq_tmap_get(ctx, CU_TENSOR_MAP_DATA_TYPE_UINT8, 3, p.a_data, da, sa, ba,
                             CU_TENSOR_MAP_SWIZZLE_128B, &ma)))
         return st;
-    if ((st = ptxq_tmap_get(ctx, CU_TENSOR_MAP_DATA_TYPE_UINT8, 2, p.b_data, db, sb, bb,
+    if ((st = ptxq_tmap_get(ctx, CU_TENSOR_MAP_DATA_TYPE_UINT8, 3, p.b_data, db, sb, bb,
                             CU_TENSOR_MAP_SWIZZLE_128B, &mb)))
         return st;
     /* persistent: one CTA per SM (the ring takes most of shared memory), at most one cluster per

@@ -41,7 +41,7 @@ static void vcase_make(vcase *v, ptxq_gemm_scaling s, int64_t M, int64_t N, int6
         v->sa = ptxq_tensor_make(PTXQ_F32, 1, (int64_t[]){1}, 0x40000);
         v->sb = ptxq_tensor_make(PTXQ_F32, 1, (int64_t[]){1}, 0x50000);
     }
-    v->desc = (ptxq_gemm_desc){s, &v->sa, &v->sb, 0, 0, 0, 0};
+    v->desc = (ptxq_gemm_desc){.scaling = s, .a_scale = &v->sa, .b_scale = &v->sb};
 }
 
 static ptxq_status vrun(vcase *v) { return ptxq_gemm_validate(&v->desc, &v->a, &v->b, &v->d); }
@@ -60,10 +60,10 @@ static void test_validate(void **state) {
     v.sb.shape[1] = 2;
     assert_int_equal(vrun(&v), PTXQ_ERR_SHAPE); /* K % 128 for BLOCK */
     vcase_make(&v, PTXQ_GEMM_SCALE_TENSOR, 64, 64, 128);
-    v.a.dtype = PTXQ_E5M2;
+    v.a.dtype = PTXQ_BF16;
     assert_int_equal(vrun(&v), PTXQ_ERR_DTYPE);
     vcase_make(&v, PTXQ_GEMM_SCALE_TENSOR, 64, 64, 128);
-    v.d.dtype = PTXQ_F32;
+    v.d.dtype = PTXQ_I8;
     assert_int_equal(vrun(&v), PTXQ_ERR_DTYPE);
     vcase_make(&v, PTXQ_GEMM_SCALE_TENSOR, 64, 64, 128);
     v.b.shape[1] = 256;
@@ -102,28 +102,174 @@ static void test_validate(void **state) {
     char name[64];
     vcase_make(&v, PTXQ_GEMM_SCALE_BLOCK, 4096, 7168, 1024);
     assert_int_equal(ptxq_gemm_kernel_for(&v.desc, &v.a, &v.b, &v.d, name, sizeof name), PTXQ_OK);
-    assert_string_equal(name, "gemm_e4m3_bf16_block_n128p2"); /* p2 pipeline: measured faster */
+    assert_string_equal(name, "gemm_e4m3_e4m3_block_n128p2"); /* p2 pipeline: measured faster */
     setenv("PTXQ_GEMM_PIPE", "off", 1);
     assert_int_equal(ptxq_gemm_kernel_for(&v.desc, &v.a, &v.b, &v.d, name, sizeof name), PTXQ_OK);
-    assert_string_equal(name, "gemm_e4m3_bf16_block_n160"); /* 44.8 N tiles: fewest idle SMs */
+    assert_string_equal(name, "gemm_e4m3_e4m3_block_n160"); /* 44.8 N tiles: fewest idle SMs */
     v.desc.tile_n = 128;
     v.desc.cluster = 2;
     assert_int_equal(ptxq_gemm_kernel_for(&v.desc, &v.a, &v.b, &v.d, name, sizeof name), PTXQ_OK);
-    assert_string_equal(name, "gemm_e4m3_bf16_block_n128_c2");
+    assert_string_equal(name, "gemm_e4m3_e4m3_block_n128_c2");
     v.desc.cluster = 1;
     assert_int_equal(ptxq_gemm_kernel_for(&v.desc, &v.a, &v.b, &v.d, name, sizeof name), PTXQ_OK);
-    assert_string_equal(name, "gemm_e4m3_bf16_block_n128");
+    assert_string_equal(name, "gemm_e4m3_e4m3_block_n128");
     unsetenv("PTXQ_GEMM_PIPE");
     assert_int_equal(ptxq_gemm_kernel_for(&v.desc, &v.a, &v.b, &v.d, name, sizeof name), PTXQ_OK);
-    assert_string_equal(name, "gemm_e4m3_bf16_block_n128p2");
+    assert_string_equal(name, "gemm_e4m3_e4m3_block_n128p2");
     vcase_make(&v, PTXQ_GEMM_SCALE_TENSOR, 8192, 8192, 8192);
     v.desc.tile_n = 192;
     assert_int_equal(ptxq_gemm_kernel_for(&v.desc, &v.a, &v.b, &v.d, name, sizeof name), PTXQ_OK);
-    assert_string_equal(name, "gemm_e4m3_bf16_tensor_n192h2_c2");
+    assert_string_equal(name, "gemm_e4m3_e4m3_tensor_n192h2_c2");
     vcase_make(&v, PTXQ_GEMM_SCALE_ROW, 8192, 8192, 8192);
     v.desc.tile_n = 192;
     assert_int_equal(ptxq_gemm_kernel_for(&v.desc, &v.a, &v.b, &v.d, name, sizeof name), PTXQ_OK);
-    assert_string_equal(name, "gemm_e4m3_bf16_row_n192_c2");
+    assert_string_equal(name, "gemm_e4m3_e4m3_row_n192_c2");
+}
+
+/* Every type pair, mode, tile width and cluster size names a kernel that is embedded for sm_90a
+ * (the other pairs exist with the default pipeline only, whatever PTXQ_GEMM_PIPE says). */
+static int has_kernel(const char *name) {
+    for (int i = 0; i < ptxq_kernel_count(); ++i) {
+        ptxq_kernel_info k;
+        if (ptxq_kernel_get(i, &k) == PTXQ_OK && !strcmp(k.name, name) && !strcmp(k.target, "sm_90a"))
+            return 1;
+    }
+    return 0;
+}
+
+static void test_kernel_names_exist(void **state) {
+    (void)state;
+    static const ptxq_dtype types[2] = {PTXQ_E4M3, PTXQ_E5M2};
+    static const char *pipes[4] = {"", "off", "p2", "h2"};
+    char name[64];
+    int n = 0;
+    for (int pi = 0; pi < 4; ++pi) {
+        if (*pipes[pi]) setenv("PTXQ_GEMM_PIPE", pipes[pi], 1);
+        for (int ai = 0; ai < 2; ++ai)
+            for (int bi = 0; bi < 2; ++bi)
+                for (int s = 1; s <= 3; ++s)
+                    for (int tn = 128; tn <= 192; tn += 32)
+                        for (int cl = 1; cl <= 2; ++cl) {
+                            vcase v;
+                            vcase_make(&v, (ptxq_gemm_scaling)s, 1000, 1000, 512);
+                            v.a.dtype = types[ai];
+                            v.b.dtype = types[bi];
+                            v.desc.tile_n = tn;
+                            v.desc.cluster = cl;
+                            assert_int_equal(ptxq_gemm_kernel_for(&v.desc, &v.a, &v.b, &v.d, name,
+                                                                  sizeof name), PTXQ_OK);
+                            if (!has_kernel(name)) fail_msg("%s (PTXQ_GEMM_PIPE=%s) is not embedded", name, pipes[pi]);
+                            ++n;
+                        }
+        unsetenv("PTXQ_GEMM_PIPE");
+    }
+    assert_int_equal(n, 4 * 4 * 3 * 3 * 2);
+    vcase v;
+    vcase_make(&v, PTXQ_GEMM_SCALE_BLOCK, 4096, 7168, 1024);
+    v.a.dtype = PTXQ_E5M2;
+    assert_int_equal(ptxq_gemm_kernel_for(&v.desc, &v.a, &v.b, &v.d, name, sizeof name), PTXQ_OK);
+    assert_string_equal(name, "gemm_e5m2_e4m3_block_n128p2");
+}
+
+/* Batches, groups and the epilogue operands: what is accepted and what is refused. */
+static void test_validate_batched(void **state) {
+    (void)state;
+    vcase v;
+    ptxq_tensor t, t2;
+    /* a strided batch, B shared or batched, per-batch scales */
+    vcase_make(&v, PTXQ_GEMM_SCALE_ROW, 300, 256, 256);
+    v.a = ptxq_tensor_make(PTXQ_E4M3, 3, (int64_t[]){3, 300, 256}, 0x100000);
+    v.d = ptxq_tensor_make(PTXQ_BF16, 3, (int64_t[]){3, 300, 256}, 0x200000);
+    assert_int_equal(vrun(&v), PTXQ_OK);
+    v.sa = ptxq_tensor_make(PTXQ_F32, 2, (int64_t[]){3, 300}, 0x40000);
+    assert_int_equal(vrun(&v), PTXQ_OK);
+    v.b = ptxq_tensor_make(PTXQ_E4M3, 3, (int64_t[]){3, 256, 256}, 0x300000);
+    assert_int_equal(vrun(&v), PTXQ_OK);
+    v.b.shape[0] = 2;
+    assert_int_equal(vrun(&v), PTXQ_ERR_SHAPE); /* batch counts differ */
+    v.b.shape[0] = 3;
+    v.sa.shape[0] = 2;
+    assert_int_equal(vrun(&v), PTXQ_ERR_SCALE_SHAPE);
+    v.sa.shape[0] = 3;
+    v.d.stride[0] = 256 * 299; /* batches of d overlap */
+    assert_int_equal(vrun(&v), PTXQ_ERR_STRIDE);
+    v.d.stride[0] = 300 * 256;
+    v.a.stride[0] = 300 * 256 + 8; /* batch pitch not a multiple of 16 bytes */
+    assert_int_equal(vrun(&v), PTXQ_ERR_ALIGNMENT);
+    /* masked groups */
+    vcase_make(&v, PTXQ_GEMM_SCALE_BLOCK, 256, 256, 512);
+    v.a = ptxq_tensor_make(PTXQ_E4M3, 3, (int64_t[]){4, 256, 512}, 0x100000);
+    v.b = ptxq_tensor_make(PTXQ_E4M3, 3, (int64_t[]){4, 256, 512}, 0x300000);
+    v.d = ptxq_tensor_make(PTXQ_BF16, 3, (int64_t[]){4, 256, 256}, 0x500000);
+    v.desc.grouping = PTXQ_GEMM_GROUP_MASKED;
+    assert_int_equal(vrun(&v), PTXQ_ERR_INVALID_ARGUMENT); /* no group_rows */
+    t = ptxq_tensor_make(PTXQ_I32, 1, (int64_t[]){4}, 0x60000);
+    v.desc.group_rows = &t;
+    assert_int_equal(vrun(&v), PTXQ_OK);
+    t.dtype = PTXQ_F32;
+    assert_int_equal(vrun(&v), PTXQ_ERR_SHAPE);
+    t.dtype = PTXQ_I32;
+    t.shape[0] = 3;
+    assert_int_equal(vrun(&v), PTXQ_ERR_SHAPE);
+    t.shape[0] = 4;
+    v.sb = ptxq_tensor_make(PTXQ_F32, 3, (int64_t[]){4, 2, 4}, 0x50000);
+    assert_int_equal(vrun(&v), PTXQ_OK);
+    v.sb.shape[2] = 3;
+    assert_int_equal(vrun(&v), PTXQ_ERR_SCALE_SHAPE);
+    /* contiguous groups: a [M, K], b [G, N, K], rows [M]; no clusters */
+    vcase_make(&v, PTXQ_GEMM_SCALE_TENSOR, 512, 256, 256);
+    v.b = ptxq_tensor_make(PTXQ_E4M3, 3, (int64_t[]){4, 256, 256}, 0x300000);
+    v.desc.grouping = PTXQ_GEMM_GROUP_CONTIGUOUS;
+    t = ptxq_tensor_make(PTXQ_I32, 1, (int64_t[]){512}, 0x60000);
+    v.desc.group_rows = &t;
+    assert_int_equal(vrun(&v), PTXQ_OK);
+    v.desc.cluster = 2;
+    assert_int_equal(vrun(&v), PTXQ_ERR_INVALID_ARGUMENT);
+    v.desc.cluster = 0;
+    v.sb = ptxq_tensor_make(PTXQ_F32, 1, (int64_t[]){4}, 0x50000);
+    assert_int_equal(vrun(&v), PTXQ_OK);
+    v.b = ptxq_tensor_make(PTXQ_E4M3, 2, (int64_t[]){256, 256}, 0x300000);
+    assert_int_equal(vrun(&v), PTXQ_ERR_SHAPE); /* grouped needs [G, N, K] */
+    /* epilogue operands */
+    vcase_make(&v, PTXQ_GEMM_SCALE_TENSOR, 100, 100, 64);
+    v.d.dtype = PTXQ_F32;
+    v.d.stride[0] = 101; /* F32: odd strides are fine */
+    assert_int_equal(vrun(&v), PTXQ_OK);
+    v.d.dtype = PTXQ_F16;
+    assert_int_equal(vrun(&v), PTXQ_ERR_ALIGNMENT); /* 16-bit: even row stride */
+    v.d.stride[0] = 100;
+    v.d.dtype = PTXQ_E4M3;
+    assert_int_equal(vrun(&v), PTXQ_ERR_DTYPE);
+    v.d.dtype = PTXQ_BF16;
+    v.a.dtype = PTXQ_I8;
+    assert_int_equal(vrun(&v), PTXQ_ERR_DTYPE);
+    v.a.dtype = PTXQ_E5M2;
+    assert_int_equal(vrun(&v), PTXQ_OK);
+    t2 = v.d;
+    t2.dtype = PTXQ_F16;
+    v.desc.c = &t2;
+    assert_int_equal(vrun(&v), PTXQ_ERR_DTYPE); /* c must have d's dtype */
+    t2.dtype = PTXQ_BF16;
+    t2.shape[1] = 99;
+    assert_int_equal(vrun(&v), PTXQ_ERR_SHAPE);
+    t2.shape[1] = 100;
+    assert_int_equal(vrun(&v), PTXQ_OK);
+    t = ptxq_tensor_make(PTXQ_F32, 1, (int64_t[]){99}, 0x70000);
+    v.desc.bias = &t;
+    assert_int_equal(vrun(&v), PTXQ_ERR_SHAPE);
+    t.shape[0] = 100;
+    assert_int_equal(vrun(&v), PTXQ_OK);
+    t.dtype = PTXQ_F16;
+    assert_int_equal(vrun(&v), PTXQ_ERR_DTYPE);
+    t.dtype = PTXQ_BF16;
+    t.data = 0x70001;
+    assert_int_equal(vrun(&v), PTXQ_ERR_ALIGNMENT);
+    t.data = 0x70000;
+    v.desc.group_rows = &t; /* without a grouping */
+    assert_int_equal(vrun(&v), PTXQ_ERR_INVALID_ARGUMENT);
+    v.desc.group_rows = NULL;
+    v.desc.grouping = (ptxq_gemm_grouping)7;
+    assert_int_equal(vrun(&v), PTXQ_ERR_INVALID_ARGUMENT);
 }
 
 /* ---- on the GPU ---------------------------------------------------------------------------- */
@@ -147,7 +293,7 @@ static void run_case(gemm_cfg c) {
 #define CASE(fn, s, m, n, k, tn, extra)                                                            \
     static void fn(void **state) {                                                                 \
         (void)state;                                                                               \
-        gemm_cfg c = {m, n, k, s, tn, 0, 0, 0, 0, 0};                                              \
+        gemm_cfg c = {.M = m, .N = n, .K = k, .scaling = s, .tile_n = tn};                                              \
         extra;                                                                                     \
         run_case(c);                                                                               \
     }
@@ -185,7 +331,7 @@ CASE(test_block_big_n128, PTXQ_GEMM_SCALE_BLOCK, 512, 7168, 2048, 128, c.sample_
 #define PCASE(fn, pipe, s, m, n, k, tn, extra)                                                     \
     static void fn(void **state) {                                                                 \
         (void)state;                                                                               \
-        gemm_cfg c = {m, n, k, s, tn, 0, 0, 0, 0, 0};                                              \
+        gemm_cfg c = {.M = m, .N = n, .K = k, .scaling = s, .tile_n = tn};                                              \
         extra;                                                                                     \
         setenv("PTXQ_GEMM_PIPE", pipe, 1);                                                         \
         run_case(c);                                                                               \
@@ -216,6 +362,52 @@ PCASE(test_off_block_1000, "off", PTXQ_GEMM_SCALE_BLOCK, 1000, 1000, 512, 0, c.s
 PCASE(test_off_block_129_n128, "off", PTXQ_GEMM_SCALE_BLOCK, 129, 257, 256, 128, (void)0)
 PCASE(test_off_block_big, "off", PTXQ_GEMM_SCALE_BLOCK, 4096, 7168, 1024, 0, c.sample_rows = 32)
 
+/* Operand types, output types, the epilogue, batches and groups (gemm_ref.c builds each case:
+ * masked groups get random row counts with a full and an empty group, contiguous groups random
+ * sizes (one empty) padded to 128 rows; rows that are not computed must keep their poison). */
+#define XCASE(fn, s, m, n, k, tn, extra)                                                           \
+    static void fn(void **state) {                                                                 \
+        (void)state;                                                                               \
+        gemm_cfg c = {.M = m, .N = n, .K = k, .scaling = s, .tile_n = tn};                                              \
+        extra;                                                                                     \
+        run_case(c);                                                                               \
+    }
+XCASE(test_e5m2_e4m3_tensor, PTXQ_GEMM_SCALE_TENSOR, 300, 520, 512, 0,
+      c.a_type = PTXQ_E5M2; c.cluster = 2)
+XCASE(test_e4m3_e5m2_block, PTXQ_GEMM_SCALE_BLOCK, 300, 300, 384, 0, c.b_type = PTXQ_E5M2)
+XCASE(test_e5m2_e5m2_row_n160, PTXQ_GEMM_SCALE_ROW, 129, 333, 256, 160,
+      c.a_type = PTXQ_E5M2; c.b_type = PTXQ_E5M2; c.cluster = 2)
+XCASE(test_out_f16_tensor, PTXQ_GEMM_SCALE_TENSOR, 300, 301, 512, 192, c.d_type = PTXQ_F16)
+XCASE(test_out_f32_block, PTXQ_GEMM_SCALE_BLOCK, 300, 301, 384, 0, c.d_type = PTXQ_F32; c.pad_d = 3)
+XCASE(test_out_f32_row_c2, PTXQ_GEMM_SCALE_ROW, 257, 200, 256, 128,
+      c.d_type = PTXQ_F32; c.cluster = 2)
+XCASE(test_bias_bf16_tensor, PTXQ_GEMM_SCALE_TENSOR, 200, 333, 256, 0, c.bias_type = PTXQ_BF16)
+XCASE(test_bias_f32_block_f16, PTXQ_GEMM_SCALE_BLOCK, 200, 333, 256, 160,
+      c.bias_type = PTXQ_F32; c.d_type = PTXQ_F16)
+XCASE(test_c_alpha_beta_tensor, PTXQ_GEMM_SCALE_TENSOR, 300, 520, 256, 0,
+      c.with_c = 1; c.alpha = 0.5f; c.beta = -1.5f; c.bias_type = PTXQ_F32)
+XCASE(test_c_in_place_block_f32, PTXQ_GEMM_SCALE_BLOCK, 300, 200, 256, 0,
+      c.with_c = 1; c.c_is_d = 1; c.beta = 1.0f; c.d_type = PTXQ_F32)
+XCASE(test_c_row_h2_k0, PTXQ_GEMM_SCALE_ROW, 130, 70, 0, 0, c.with_c = 1; c.beta = 2.0f;
+      c.bias_type = PTXQ_BF16)
+XCASE(test_batch_tensor, PTXQ_GEMM_SCALE_TENSOR, 200, 300, 256, 0,
+      c.batch = 3; c.scales_batched = 1)
+XCASE(test_batch_row_shared_b_c2, PTXQ_GEMM_SCALE_ROW, 300, 200, 256, 0,
+      c.batch = 3; c.b_shared = 1; c.cluster = 2)
+XCASE(test_batch_block_bias, PTXQ_GEMM_SCALE_BLOCK, 150, 300, 384, 0,
+      c.batch = 4; c.scales_batched = 1; c.bias_type = PTXQ_BF16; c.bias_batched = 1; c.sa_mmajor = 1)
+XCASE(test_masked_block, PTXQ_GEMM_SCALE_BLOCK, 300, 256, 512, 0, c.batch = 5;
+      c.grouping = PTXQ_GEMM_GROUP_MASKED; c.scales_batched = 1; c.sa_mmajor = 1)
+XCASE(test_masked_tensor_c2, PTXQ_GEMM_SCALE_TENSOR, 520, 300, 256, 0, c.batch = 5;
+      c.grouping = PTXQ_GEMM_GROUP_MASKED; c.cluster = 2)
+XCASE(test_contig_block, PTXQ_GEMM_SCALE_BLOCK, 300, 256, 512, 0, c.batch = 5;
+      c.grouping = PTXQ_GEMM_GROUP_CONTIGUOUS; c.scales_batched = 1)
+XCASE(test_contig_tensor_bias_f32, PTXQ_GEMM_SCALE_TENSOR, 200, 300, 256, 192, c.batch = 4;
+      c.grouping = PTXQ_GEMM_GROUP_CONTIGUOUS; c.scales_batched = 1; c.bias_type = PTXQ_F32;
+      c.bias_batched = 1; c.d_type = PTXQ_F32)
+XCASE(test_contig_row_e5m2, PTXQ_GEMM_SCALE_ROW, 250, 200, 256, 0, c.batch = 3;
+      c.grouping = PTXQ_GEMM_GROUP_CONTIGUOUS; c.b_type = PTXQ_E5M2)
+
 /* A refused call writes nothing: D keeps its poison. */
 static void test_refused_untouched(void **state) {
     (void)state;
@@ -233,7 +425,7 @@ static void test_refused_untouched(void **state) {
     ptxq_tensor td = ptxq_tensor_make(PTXQ_BF16, 2, (int64_t[]){M, N}, dd);
     ptxq_tensor ts = ptxq_tensor_make(PTXQ_F32, 1, (int64_t[]){1}, s);
     ptxq_tensor tbad = ptxq_tensor_make(PTXQ_F32, 1, (int64_t[]){2}, s);
-    ptxq_gemm_desc desc = {PTXQ_GEMM_SCALE_TENSOR, &ts, &tbad, 0, 0, 0, 0};
+    ptxq_gemm_desc desc = {.scaling = PTXQ_GEMM_SCALE_TENSOR, .a_scale = &ts, .b_scale = &tbad};
     assert_int_equal(ptxq_gemm(d->ctx, &desc, &ta, &tb, &td, d->stream), PTXQ_ERR_SCALE_SHAPE);
     desc.b_scale = &ts;
     ta.data = a + 8;
@@ -350,6 +542,27 @@ int main(void) {
         cmocka_unit_test(test_off_block_129_n128),
         cmocka_unit_test(test_off_block_big),
         cmocka_unit_test(test_refused_untouched),
+        cmocka_unit_test(test_kernel_names_exist),
+        cmocka_unit_test(test_validate_batched),
+        cmocka_unit_test(test_e5m2_e4m3_tensor),
+        cmocka_unit_test(test_e4m3_e5m2_block),
+        cmocka_unit_test(test_e5m2_e5m2_row_n160),
+        cmocka_unit_test(test_out_f16_tensor),
+        cmocka_unit_test(test_out_f32_block),
+        cmocka_unit_test(test_out_f32_row_c2),
+        cmocka_unit_test(test_bias_bf16_tensor),
+        cmocka_unit_test(test_bias_f32_block_f16),
+        cmocka_unit_test(test_c_alpha_beta_tensor),
+        cmocka_unit_test(test_c_in_place_block_f32),
+        cmocka_unit_test(test_c_row_h2_k0),
+        cmocka_unit_test(test_batch_tensor),
+        cmocka_unit_test(test_batch_row_shared_b_c2),
+        cmocka_unit_test(test_batch_block_bias),
+        cmocka_unit_test(test_masked_block),
+        cmocka_unit_test(test_masked_tensor_c2),
+        cmocka_unit_test(test_contig_block),
+        cmocka_unit_test(test_contig_tensor_bias_f32),
+        cmocka_unit_test(test_contig_row_e5m2),
     };
     return cmocka_run_group_tests(tests, setup, teardown);
 }

@@ -1,15 +1,15 @@
 /* gemm_ref.h -- FP8 GEMM cases for the tests, `ptxq check gemm` and the bench: random E4M3 inputs
  * and F32 scales, a float64 CPU reference from the very same codes and scales, and the checks.
  *
- * Tolerance (per element, with S = sum_k |scale * a_k * b_k|, the scale-weighted sum of absolute
- * products, and ref the float64 result):
- *     |d - ref| <= 2^-8 * |ref| + GEMM_TOL_NORM * S
- *   * 2^-8 |ref|: D is BF16 (8 significant bits), round-to-nearest is off by at most half an ulp,
- *     2^-8 relative at worst (2^-9 typical);
+ * Tolerance (per element, with S = |alpha| sum_k |scale * a_k * b_k|, the scale-weighted sum of
+ * absolute products, E = |alpha * scaled product| + |beta * c| + |bias| and ref the float64 result):
+ *     |d - ref| <= u * |ref| + GEMM_TOL_NORM * S + 2^-20 * E
+ *   * u |ref|: D's rounding, half an ulp at worst: u = 2^-8 (BF16), 2^-11 (F16), 2^-24 (F32);
  *   * GEMM_TOL_NORM * S: Hopper's FP8 wgmma truncates the 32 products of a k32 step to multiples of
  *     2^(emax-13) and the step's sum to 14 significant bits (NOTES.md section 7). Per step that is
  *     at most about 33 * 2^-13 = 4e-3 of the step's sum of |products| (when one product dominates);
- *     promotion into FP32 every 128 K keeps the steps from compounding.
+ *     promotion into FP32 every 128 K keeps the steps from compounding;
+ *   * 2^-20 E: the FP32 epilogue (a handful of roundings of terms up to E, 2^-24 each).
  * Layout or descriptor bugs give errors of order S, so the bound still catches them. The case also
  * reports the largest normalised error |d-ref|/S and the relative error on well-conditioned
  * outputs (|ref| >= S/2), the figures comparable to cuBLASLt's ~1e-4. */
@@ -30,12 +30,25 @@ typedef struct gemm_cfg {
     int pad_a, pad_d;  /* extra elements per row of A/B (multiple of 16) and of D (rounded up to an even row stride) */
     int sa_mmajor;     /* BLOCK: a_scale M-major (strides {1, M}) instead of row-major */
     int cluster;       /* desc.cluster: 0 (runtime), 1 or 2 */
+    /* beyond the plain case (0 = off / default) */
+    ptxq_dtype a_type, b_type;  /* 0 = E4M3; E4M3 or E5M2 */
+    ptxq_dtype d_type;          /* 0 = BF16; BF16, F16 or F32 */
+    int batch;                  /* NONE: L > 1 batches of a rank-3 GEMM; MASKED/CONTIGUOUS: groups */
+    int b_shared;               /* NONE batch: one rank-2 B for every batch */
+    ptxq_gemm_grouping grouping;
+    int with_c;                 /* D = alpha * AB + beta * C (C random, d's dtype) */
+    float alpha, beta;          /* desc.alpha (0 = 1), desc.beta */
+    ptxq_dtype bias_type;       /* 0 = no bias; BF16 or F32 */
+    int bias_batched;           /* bias [Lb, N] instead of [N] */
+    int scales_batched;         /* one scale set per batch (A) and per batch of B */
+    int c_is_d;                 /* with_c: C is d itself (in place) */
 } gemm_cfg;
 
 typedef struct gemm_result {
     int64_t checked;       /* elements whose value was compared */
     int64_t bad;           /* outside the tolerance */
-    int64_t unwritten;     /* still the poison pattern (any row) */
+    int64_t unwritten;     /* still the poison pattern (rows that must be written) */
+    int64_t skipped_rows;  /* rows that must stay untouched (masked / padding rows), all checked */
     double max_norm;       /* max |d - ref| / S */
     double max_rel_wc;     /* max relative error where |ref| >= S / 2 */
     int64_t n_wc;
