@@ -26,7 +26,8 @@
 
 #define PEAK_TFLOPS 1979.0
 
-static int g_ctas; /* --ctas: persistent grid cap (desc.ctas) */
+static int g_ctas;  /* --ctas: persistent grid cap (desc.ctas) */
+static int g_split; /* --split-k: desc.split_k (0: the runtime's pick, with a workspace) */
 
 /* ---- cuBLASLt through dlopen: the few entry points and enum values used (cublasLt.h) -------- */
 typedef int lt_status;
@@ -290,8 +291,21 @@ static int bench_one(ptxq_dev *d, cublaslt *L, int have_lt, int64_t M, int64_t N
     }
     c.desc.a_scale = &c.sa;
     c.desc.b_scale = &c.sb;
-    char kname[64] = "?";
-    ptxq_gemm_kernel_for(&c.desc, &c.a, &c.b, &c.dd, kname, sizeof kname);
+    size_t wsb = 0;
+    uint64_t WS = 0;
+    if (ptxq_gemm_workspace_size(&c.desc, &c.a, &c.b, &c.dd, &wsb) == PTXQ_OK && wsb) {
+        WS = dev_alloc(d, wsb);
+        c.desc.workspace = WS;
+        c.desc.workspace_bytes = wsb;
+    }
+    c.desc.split_k = g_split;
+    char kname[96] = "?";
+    ptxq_gemm_plan plan;
+    memset(&plan, 0, sizeof plan);
+    if (ptxq_gemm_plan_for(d->ctx, &c.desc, &c.a, &c.b, &c.dd, &plan) == PTXQ_OK) {
+        if (plan.splits > 1) snprintf(kname, sizeof kname, "%s sk%d", plan.kernel, plan.splits);
+        else snprintf(kname, sizeof kname, "%s", plan.kernel);
+    }
     double flop = 2.0 * (double)M * (double)N * (double)K;
     double ms = dev_time_ms(d, our_run, &c, 3, reps);
     if (ms <= 0) {
@@ -351,6 +365,7 @@ static int bench_one(ptxq_dev *d, cublaslt *L, int have_lt, int64_t M, int64_t N
     dev_free(d, D2);
     dev_free(d, SA);
     dev_free(d, SB);
+    if (WS) dev_free(d, WS);
     return 0;
 }
 
@@ -369,6 +384,7 @@ int bench_gemm_main(int argc, char **argv) {
     int group = (int)bench_opt_int(argc, argv, "--group", 0);
     int cluster = (int)bench_opt_int(argc, argv, "--cluster", 0);
     g_ctas = (int)bench_opt_int(argc, argv, "--ctas", 0);
+    g_split = (int)bench_opt_int(argc, argv, "--split-k", 0);
     if (parse_fp8(bench_opt(argc, argv, "--a", "e4m3"), &g_at) ||
         parse_fp8(bench_opt(argc, argv, "--b", "e4m3"), &g_bt)) {
         fprintf(stderr, "--a/--b: e4m3 or e5m2\n");

@@ -88,11 +88,11 @@ ARGS = [
     ("u64", "sam"), ("u64", "sak"), ("u64", "sbn"), ("u64", "sbk"),
     ("u64", "c"), ("u64", "ldc"), ("u64", "bias"), ("u64", "rows"),
     ("u64", "d_bs"), ("u64", "c_bs"), ("u64", "sa_bs"), ("u64", "sb_bs"),
-    ("u64", "bias_bs"),
+    ("u64", "bias_bs"), ("u64", "ws"), ("u64", "cnt"),
     ("u32", "m"), ("u32", "n"), ("u32", "nkb"), ("u32", "tiles_m"),
     ("u32", "tiles_n"), ("u32", "group"), ("u32", "ntiles"), ("u32", "nbn"),
     ("u32", "tiles_b"), ("u32", "b_batched"), ("u32", "flags"), ("u32", "alpha"),
-    ("u32", "beta"), ("u32", "pad0"),
+    ("u32", "beta"), ("u32", "splits"), ("u32", "kb_split"), ("u32", "pad0"),
 ]
 # flags
 OUT_BF16, OUT_F16, OUT_F32 = 0, 1, 2
@@ -107,7 +107,7 @@ def arg_offsets():
 def geometry(bn):
     stage = A_BYTES + bn * BK
     stages = min(8, (SMEM_LIMIT - 1024 - 256) // stage)
-    smem = 1024 + stages * stage + 16 * stages
+    smem = 1024 + stages * stage + 16 * stages + 16   # + the split-K "last CTA" flag
     return stage, stages, smem
 
 
@@ -165,8 +165,10 @@ class G:
         waits for its peer before leaving, as multicast writes land in both CTAs)."""
         k = self.k
         k.label("C_EPILOGUE")
+        self.split_k_reduce(acc, tile)
         k.comment("this tile's batch decisions again (cheaper than keeping them live through the K loop)")
-        k(f"div.u32 %t_bat_c, {tile}, %a_tiles_b")
+        k(f"div.u32 %t_bat_c, {tile}, %a_splits")
+        k(f"div.u32 %t_bat_c, %t_bat_c, %a_tiles_b")
         self.tile_select("%t_bat_c", m0, "c")
         self.epilogue(acc, s_ab, m0, n0, mr0, mr1, pr0, pr1, t4)
         k.label("C_NEXT")
@@ -176,6 +178,82 @@ class G:
         if self.cl > 1:
             sm90.cluster_sync(k)
         k("ret")
+
+    def split_k_reduce(self, acc, unit):
+        """Split-K (splits > 1): every unit stores its FP32 partial tile to the workspace
+        (ws + slot * 256 * BN/2 * 4, slot = unit * cluster + rank; thread-major pairs so that
+        stores coalesce; rows past the limit are neither stored nor read). The consumers then meet
+        (named barrier 1, 256 threads), one thread counts the unit in cnt[tile * cluster + rank]
+        (acq_rel) and the CTA that brings it to `splits` sums the partials of splits 0..S-1 in
+        that order (the same sum whichever CTA is last) and runs the epilogue; the others go on.
+        NOTE: the workspace is written in this kernel: read it with ld.relaxed.gpu, never .nc.
+        The runtime zeroes the counters before every launch (stream-ordered memset)."""
+        k = self.k
+        nreg = self.bn // 2
+        npair = nreg // 2
+        lab = k.fresh("SPLIT_DONE")
+        p1, pl = k.reg(".pred", "p_nosplit"), k.reg(".pred", "p_last")
+        ctid, slot, t, cslot = (k.reg(".b32", n) for n in ("ctid", "ws_slot", "t_ws", "cnt_slot"))
+        wp, t64 = k.reg(".b64", "ws_ptr"), k.reg(".b64", "t_ws64")
+        k(f"setp.eq.u32 {p1}, %a_splits, 1")
+        k(f"@{p1} bra.uni {lab}")
+        k.comment("==== split-K: store this unit's partial, count it, the last unit of the tile reduces")
+        k(f"sub.u32 {ctid}, %tid_x, 128")
+        rank = "%cta_rank" if self.cl > 1 else "0"
+        k(f"mad.lo.u32 {slot}, {unit}, {self.cl}, {rank}")
+        k(f"mul.wide.u32 {t64}, {slot}, {256 * npair * 8}")
+        k(f"add.u64 {wp}, %a_ws, {t64}")
+        k(f"mul.wide.u32 {t64}, {ctid}, 8")
+        k(f"add.u64 {wp}, {wp}, {t64}")
+        for j in range(npair):
+            r = (j & 1)
+            k(f"@%p_row{r} st.global.v2.f32 [{wp}+{j * 256 * 8}], {{{acc[2 * j]}, {acc[2 * j + 1]}}}")
+        k("fence.acq_rel.gpu")
+        k("bar.sync 1, 256")
+        flag, old = k.reg(".b32", "split_flag"), k.reg(".b32", "split_old")
+        cp, p0 = k.reg(".b64", "cnt_ptr"), k.reg(".pred", "p_ctid0")
+        k(f"setp.eq.u32 {p0}, {ctid}, 0")
+        k(f"div.u32 {cslot}, {unit}, %a_splits")
+        k(f"mad.lo.u32 {cslot}, {cslot}, {self.cl}, {rank}")
+        k(f"mad.wide.u32 {cp}, {cslot}, 4, %a_cnt")
+        k(f"add.u32 {flag}, %bars, {16 * self.stages}")
+        k(f"@{p0} atom.acq_rel.gpu.global.add.u32 {old}, [{cp}], 1")
+        k(f"@{p0} add.u32 {old}, {old}, 1")
+        k(f"@{p0} st.shared.u32 [{flag}], {old}")
+        k("bar.sync 1, 256")
+        k(f"ld.shared.u32 {old}, [{flag}]")
+        k(f"setp.eq.u32 {pl}, {old}, %a_splits")
+        k("bar.sync 1, 256")  # NOTE: the flag word is reused by the next tile: all read it first
+        k(f"@!{pl} bra.uni C_NEXT")
+        k("fence.acq_rel.gpu")
+        k.comment("last unit of the tile: acc = sum of the partials of splits 0, 1, ..., S-1")
+        base = k.reg(".b32", "ws_first")
+        k(f"div.u32 {base}, {unit}, %a_splits")
+        k(f"mul.lo.u32 {base}, {base}, %a_splits")
+        for r in acc:
+            k(f"mov.f32 {r}, 0f00000000")
+        si, pe = k.reg(".b32", "split_i"), k.reg(".pred", "p_split_end")
+        v0, v1 = k.reg(".f32", "ws_v0"), k.reg(".f32", "ws_v1")
+        k(f"mov.u32 {si}, 0")
+        loop = k.fresh("SPLIT_SUM")
+        k.label(loop)
+        k(f"add.u32 {t}, {base}, {si}")
+        k(f"mad.lo.u32 {slot}, {t}, {self.cl}, {rank}")
+        k(f"mul.wide.u32 {t64}, {slot}, {256 * npair * 8}")
+        k(f"add.u64 {wp}, %a_ws, {t64}")
+        k(f"mul.wide.u32 {t64}, {ctid}, 8")
+        k(f"add.u64 {wp}, {wp}, {t64}")
+        for j in range(npair):
+            r = (j & 1)
+            k(f"mov.f32 {v0}, 0f00000000")
+            k(f"mov.f32 {v1}, 0f00000000")
+            k(f"@%p_row{r} ld.relaxed.gpu.global.v2.f32 {{{v0}, {v1}}}, [{wp}+{j * 256 * 8}]")
+            k(f"add.rn.f32 {acc[2 * j]}, {acc[2 * j]}, {v0}")
+            k(f"add.rn.f32 {acc[2 * j + 1]}, {acc[2 * j + 1]}, {v1}")
+        k(f"add.u32 {si}, {si}, 1")
+        k(f"setp.lt.u32 {pe}, {si}, %a_splits")
+        k(f"@{pe} bra.uni {loop}")
+        k.label(lab)
 
     def consumer_tile_begin(self, ring, tile, m0, n0, kb, mr0, mr1, pr0, pr1, pdone, rbase, acc):
         """Consumer prologue of every output tile: loop test, tile coordinates, row guards,
@@ -199,13 +277,10 @@ class G:
         k(f"cvt.u64.u32 {t64}, {bb}")
         k(f"mad.lo.u64 {k.reg('.b64', 'sb_t')}, {t64}, %a_sb_bs, %a_sb")
         if self.mode == "tensor":
-            k.comment("per-tensor scales: s = sa * sb * alpha, applied in the epilogue")
-            sbv = k.reg(".f32", "t_sb")
+            k.comment("per-tensor scales of this tile's batches: loaded here, multiplied in the epilogue\n"
+                      "NOTE: a multiply here would wait for the loads before the K loop starts (-1.7%)")
             k(f"ld.global.nc.f32 %s_ab, [%sa_t]")
-            k(f"ld.global.nc.f32 {sbv}, [%sb_t]")
-            k(f"mul.rn.f32 %s_ab, %s_ab, {sbv}")
-            k(f"mov.b32 {k.reg('.f32', 'alpha')}, %a_alpha")
-            k(f"mul.rn.f32 %s_ab, %s_ab, %alpha")
+            k(f"ld.global.nc.f32 {k.reg('.f32', 't_sb')}, [%sb_t]")
         k.comment("FP32 accumulator of the tile (sum of the promoted 128-K partials)")
         for r in acc:
             k(f"mov.f32 {r}, 0f00000000")
@@ -222,9 +297,17 @@ class G:
         per, gi, first, gsz, loc, mt, nt, bat, tl = (
             k.reg(".b32", f"t_{n}_{tag}") for n in
             ("per", "gi", "first", "gsz", "loc", "mt", "nt", "bat", "tl"))
-        k(f"div.u32 {bat}, {tile}, %a_tiles_b")
+        sp, ut, kb0, nk = (k.reg(".b32", f"{n}_{tag}") for n in ("split", "utile", "kb0", "nkb"))
+        k.comment("work unit -> (output tile, K split): split-K cuts the K blocks of a tile into\n"
+                  "`splits` ranges of kb_split blocks (the last may be shorter)")
+        k(f"rem.u32 {sp}, {tile}, %a_splits")
+        k(f"div.u32 {ut}, {tile}, %a_splits")
+        k(f"mul.lo.u32 {kb0}, {sp}, %a_kb_split")
+        k(f"sub.u32 {nk}, %a_nkb, {kb0}")
+        k(f"min.u32 {nk}, {nk}, %a_kb_split")
+        k(f"div.u32 {bat}, {ut}, %a_tiles_b")
         k(f"mul.lo.u32 {tl}, {bat}, %a_tiles_b")
-        k(f"sub.u32 {tl}, {tile}, {tl}")
+        k(f"sub.u32 {tl}, {ut}, {tl}")
         k(f"mul.lo.u32 {per}, %a_group, %a_tiles_n")
         k(f"div.u32 {gi}, {tl}, {per}")
         k(f"mul.lo.u32 {first}, {gi}, %a_group")
@@ -293,9 +376,9 @@ class G:
         bat, bb, _, skip = self.tile_coords(tile, m0, n0, "p")
         k(f"@{skip} bra.uni P_NEXT")
         k(f"mov.u32 {kb}, 0")
-        k(f"mov.u32 {kc}, 0")
+        k(f"mul.lo.u32 {kc}, %kb0_p, {BK}")
         k.label("P_KB")
-        k(f"setp.ge.u32 {pdone}, {kb}, %a_nkb")
+        k(f"setp.ge.u32 {pdone}, {kb}, %nkb_p")
         k(f"@{pdone} bra.uni P_NEXT")
         if self.cl == 1:
             k.comment("stage: wait until the consumers freed the slot (parity phase^1: a fresh barrier\n"
@@ -379,7 +462,7 @@ class G:
         pdone = k.reg(".pred", "p_cdone")
         self.consumer_tile_begin(ring, tile, m0, n0, kb, mr0, mr1, pr0, pr1, pdone, rbase, acc)
         k.label("C_KB")
-        k(f"setp.ge.u32 {pdone}, {kb}, %a_nkb")
+        k(f"setp.ge.u32 {pdone}, {kb}, %nkb_c")
         k(f"@{pdone} bra.uni C_EPILOGUE")
         if self.mode == "block":
             self.block_scale_load()
@@ -472,7 +555,7 @@ class G:
 
         def kblock(par, lab_exit):
             """one K block of parity par (kb % 2 == par)"""
-            k(f"setp.ge.u32 {pdone}, {kb}, %a_nkb")
+            k(f"setp.ge.u32 {pdone}, {kb}, %nkb_c")
             k(f"@{pdone} bra.uni {lab_exit}")
             if self.mode == "block":
                 self.block_scale_load(f"_{par}")
@@ -560,6 +643,10 @@ class G:
         k.reg(".b64", "sbk4")
         k(f"shl.b64 %sak4, %a_sak, 2")
         k(f"shl.b64 %sbk4, %a_sbk, 2")
+        k.comment("split-K: this unit's first K block")
+        k(f"cvt.u64.u32 {t}, %kb0_c")
+        for p_, s_ in ((pa0, "%sak4"), (pa1, "%sak4"), (pb0, "%sbk4"), (pb1, "%sbk4")):
+            k(f"mad.lo.u64 {p_}, {t}, {s_}, {p_}")
 
     def block_scale_load(self, sfx=""):
         """Issue this K block's scale loads before waiting on the slot (their latency hides
@@ -629,6 +716,10 @@ class G:
         k(f"mad.lo.u32 {c0}, {t4}, 2, {n0}")
         k(f"mov.b32 {k.reg('.f32', 'alpha')}, %a_alpha")
         k(f"mov.b32 {k.reg('.f32', 'beta')}, %a_beta")
+        if self.mode == "tensor":
+            k.comment("s = sa * sb * alpha")
+            k(f"mul.rn.f32 {s_ab}, {s_ab}, %t_sb")
+            k(f"mul.rn.f32 {s_ab}, {s_ab}, %alpha")
         esh, t32 = k.reg(".b32", "d_esh"), k.reg(".b32", "t_e32")
         k.comment("D (and C) element size: 4 bytes for F32 output, else 2")
         k(f"and.b32 {t32}, %a_flags, 3")

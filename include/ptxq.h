@@ -365,7 +365,14 @@ ptxq_status ptxq_gemv(ptxq_context *ctx, const ptxq_gemv_desc *desc, const ptxq_
  * Kernels: a persistent, warp-specialised CTA (one TMA producer warpgroup, two wgmma consumer
  * warpgroups) per 128 x tile_n output tile, tile_n 128, 160 or 192, optionally in clusters of two
  * CTAs along M that multicast B (desc fields at 0: the runtime picks). Plain BF16 output without
- * C, bias or a row map takes a pair-store fast path; anything else a per-element epilogue. */
+ * C, bias or a row map takes a pair-store fast path; anything else a per-element epilogue.
+ * Split-K (for few output tiles, e.g. small M): the K blocks of each tile are cut into `split_k`
+ * ranges run by different CTAs, which store FP32 partials in a caller-owned workspace; the last
+ * CTA of each tile sums them in split order (deterministic: the same D whatever the timing) and
+ * runs the epilogue. Needs desc.workspace of ptxq_gemm_workspace_size() bytes (256-byte aligned);
+ * without one, or with split_k = 1, there is no split. The runtime zeroes the workspace's
+ * counters with a memset on the stream before each launch; one workspace must not serve two
+ * launches that may run concurrently. */
 typedef enum ptxq_gemm_scaling {
     PTXQ_GEMM_SCALE_TENSOR = 1,
     PTXQ_GEMM_SCALE_ROW = 2,
@@ -394,6 +401,10 @@ typedef struct ptxq_gemm_desc {
     ptxq_gemm_grouping grouping;
     const ptxq_tensor *group_rows; /* I32: MASKED [G] rows used per group; CONTIGUOUS [M] group of
                                       each row (< 0: padding) */
+    int split_k;                /* 0 = the runtime's pick (1 without a workspace), 1 = none, or
+                                   2..64 (needs the workspace) */
+    uint64_t workspace;         /* device memory for split-K, 0 = none */
+    size_t workspace_bytes;
 } ptxq_gemm_desc;
 
 /* Every check ptxq_gemm makes, without a device: PTXQ_OK if the call would be accepted. */
@@ -403,7 +414,22 @@ ptxq_status ptxq_gemm_validate(const ptxq_gemm_desc *desc, const ptxq_tensor *a,
 ptxq_status ptxq_gemm_kernel_for(const ptxq_gemm_desc *desc, const ptxq_tensor *a,
                                  const ptxq_tensor *b, const ptxq_tensor *d, char *name,
                                  size_t n);
-/* One launch on stream; writes d only. A call that fails leaves d untouched. */
+/* The launch ptxq_gemm would make on ctx's device, after the same checks. */
+typedef struct ptxq_gemm_plan {
+    char kernel[64];
+    int tile_n, cluster;
+    int splits;              /* split-K ranges per tile (1: none) */
+    unsigned grid;           /* persistent CTAs */
+    unsigned units;          /* work units: output tiles (x batches) x splits */
+    size_t workspace_bytes;  /* used of desc.workspace */
+} ptxq_gemm_plan;
+ptxq_status ptxq_gemm_plan_for(ptxq_context *ctx, const ptxq_gemm_desc *desc, const ptxq_tensor *a,
+                               const ptxq_tensor *b, const ptxq_tensor *d, ptxq_gemm_plan *plan);
+/* Bytes of workspace the call would use for split-K (0: it would not split), with the split the
+ * runtime picks for desc->split_k = 0 (or the one given). */
+ptxq_status ptxq_gemm_workspace_size(const ptxq_gemm_desc *desc, const ptxq_tensor *a,
+                                     const ptxq_tensor *b, const ptxq_tensor *d, size_t *bytes);
+/* One launch on stream; writes d (and the workspace) only. A call that fails leaves d untouched. */
 ptxq_status ptxq_gemm(ptxq_context *ctx, const ptxq_gemm_desc *desc, const ptxq_tensor *a,
                       const ptxq_tensor *b, const ptxq_tensor *d, void *stream);
 

@@ -20,7 +20,19 @@ typedef struct gemm_plan {
     ptxq_gemm_args args;
     uint64_t a_data, b_data;
     uint64_t lda, ldb, a_bs, b_bs; /* row and batch pitches in bytes */
+    size_t ws_bytes, cnt_off;      /* split-K workspace: partials, then the counters */
+    int64_t tiles;                 /* output (cluster) tiles over all batches */
 } gemm_plan;
+
+/* Split-K pick: when the output tiles fill less than half of the SMs, cut K so that about one
+ * wave of units runs, keeping at least 4 K blocks (512 of K) per unit. */
+static int pick_splits(int64_t tiles, int64_t nkb, int sms) {
+    if (tiles <= 0 || 2 * tiles > sms || nkb < 8) return 1;
+    int64_t s = sms / tiles;
+    if (s > nkb / 4) s = nkb / 4;
+    if (s > 64) s = 64;
+    return s < 2 ? 1 : (int)s;
+}
 
 static int64_t ceil_div(int64_t a, int64_t b) { return (a + b - 1) / b; }
 
@@ -400,6 +412,25 @@ static int plan_gemm(const ptxq_gemm_desc *desc, const ptxq_tensor *a, const ptx
     int64_t tm = ceil_div(p->M, (int64_t)PTXQ_GEMM_TILE_M * p->cluster);
     if (tm * tn * p->L >= ((int64_t)1 << 31))
         return ptxq_fail(PTXQ_ERR_SHAPE, "gemm: too many output tiles");
+
+    /* split-K */
+    int splits = desc->split_k;
+    if (splits < 0 || splits > 64)
+        return ptxq_fail(PTXQ_ERR_INVALID_ARGUMENT, "gemm: split_k %d; 0..64 expected", desc->split_k);
+    if (splits == 0)
+        splits = pick_splits(tm * tn * p->L * p->cluster, nkb, sms > 0 ? sms : 132);
+    if (splits > 1 && nkb < splits) splits = (int)(nkb > 1 ? nkb : 1);
+    int64_t kbs = splits > 1 ? ceil_div(nkb, splits) : (nkb > 0 ? nkb : 1);
+    if (splits > 1) splits = (int)ceil_div(nkb, kbs); /* no empty split */
+    if (splits > 1) {
+        int64_t slots = tm * tn * p->L * p->cluster;
+        size_t part = (size_t)slots * (size_t)splits * 256 * (size_t)(p->tile_n / 2) * 4;
+        p->cnt_off = (part + 255) / 256 * 256;
+        p->ws_bytes = p->cnt_off + (size_t)slots * 4;
+    }
+    if (splits <= 1) p->cnt_off = p->ws_bytes = 0;
+    g->splits = (uint32_t)(splits > 1 ? splits : 1);
+    g->kb_split = (uint32_t)kbs;
     g->d = d->data;
     g->sa = sa0->data;
     g->sb = sb0->data;
@@ -412,7 +443,10 @@ static int plan_gemm(const ptxq_gemm_desc *desc, const ptxq_tensor *a, const ptx
     g->tiles_n = (uint32_t)tn;
     g->group = (uint32_t)(p->group < tm ? p->group : (tm > 0 ? tm : 1));
     g->tiles_b = (uint32_t)(tm * tn > 0 ? tm * tn : 1);
-    g->ntiles = (uint32_t)(tm * tn * p->L);
+    if (tm * tn * p->L * g->splits >= ((int64_t)1 << 31))
+        return ptxq_fail(PTXQ_ERR_SHAPE, "gemm: too many work units");
+    g->ntiles = (uint32_t)(tm * tn * p->L * g->splits);
+    p->tiles = tm * tn * p->L;
     g->nbn = (uint32_t)nbn;
     g->b_batched = gm != PTXQ_GEMM_GROUP_CONTIGUOUS && b->rank == 3;
 
@@ -421,11 +455,46 @@ static int plan_gemm(const ptxq_gemm_desc *desc, const ptxq_tensor *a, const ptx
     return PTXQ_OK;
 }
 
+/* The workspace for the split picked: a split the runtime chose is dropped without one; a split
+ * the caller asked for is an error without one. */
+static int plan_workspace(const ptxq_gemm_desc *desc, gemm_plan *p) {
+    ptxq_gemm_args *g = &p->args;
+    if (g->splits <= 1) return PTXQ_OK;
+    int have = desc->workspace && desc->workspace_bytes >= p->ws_bytes;
+    if (!have && desc->split_k > 1)
+        return ptxq_fail(PTXQ_ERR_INVALID_ARGUMENT, "gemm: split_k %u needs desc.workspace of %zu "
+                         "bytes (ptxq_gemm_workspace_size; got %zu)", g->splits, p->ws_bytes,
+                         desc->workspace ? desc->workspace_bytes : (size_t)0);
+    if (!have) {
+        g->splits = 1;
+        g->kb_split = g->nkb > 0 ? g->nkb : 1;
+        g->ntiles = (uint32_t)p->tiles;
+        p->ws_bytes = p->cnt_off = 0;
+        return PTXQ_OK;
+    }
+    if (desc->workspace % 256)
+        return ptxq_fail(PTXQ_ERR_ALIGNMENT, "gemm: workspace must be 256-byte aligned");
+    g->ws = desc->workspace;
+    g->cnt = desc->workspace + p->cnt_off;
+    return PTXQ_OK;
+}
+
 ptxq_status ptxq_gemm_validate(const ptxq_gemm_desc *desc, const ptxq_tensor *a,
                                const ptxq_tensor *b, const ptxq_tensor *d) {
     gemm_plan p;
     int st = plan_gemm(desc, a, b, d, 0, &p);
+    if (!st) st = plan_workspace(desc, &p);
     return st ? (ptxq_status)st : (ptxq_status)ptxq_ok();
+}
+
+ptxq_status ptxq_gemm_workspace_size(const ptxq_gemm_desc *desc, const ptxq_tensor *a,
+                                     const ptxq_tensor *b, const ptxq_tensor *d, size_t *bytes) {
+    if (!bytes) return ptxq_fail(PTXQ_ERR_INVALID_ARGUMENT, "gemm_workspace_size: bytes is NULL");
+    gemm_plan p;
+    int st = plan_gemm(desc, a, b, d, 0, &p);
+    if (st) return (ptxq_status)st;
+    *bytes = p.ws_bytes;
+    return ptxq_ok();
 }
 
 ptxq_status ptxq_gemm_kernel_for(const ptxq_gemm_desc *desc, const ptxq_tensor *a,
@@ -434,8 +503,38 @@ ptxq_status ptxq_gemm_kernel_for(const ptxq_gemm_desc *desc, const ptxq_tensor *
     if (!name || n == 0) return ptxq_fail(PTXQ_ERR_INVALID_ARGUMENT, "gemm_kernel_for: no buffer");
     gemm_plan p;
     int st = plan_gemm(desc, a, b, d, 0, &p);
+    if (!st) st = plan_workspace(desc, &p);
     if (st) return (ptxq_status)st;
     snprintf(name, n, "%s", p.kernel);
+    return ptxq_ok();
+}
+
+static unsigned grid_of(const ptxq_context *ctx, const gemm_plan *p) {
+    /* persistent: one CTA per SM (the ring takes most of shared memory), at most one cluster per
+     * (cluster) work unit; the grid is a whole number of clusters */
+    unsigned cl = (unsigned)p->cluster;
+    unsigned slots = (unsigned)(ctx->info.sm_count > 0 ? ctx->info.sm_count : 1);
+    if (p->ctas > 0 && (unsigned)p->ctas < slots) slots = (unsigned)p->ctas;
+    slots /= cl;
+    if (slots == 0) slots = 1;
+    return (p->args.ntiles < slots ? p->args.ntiles : slots) * cl;
+}
+
+ptxq_status ptxq_gemm_plan_for(ptxq_context *ctx, const ptxq_gemm_desc *desc, const ptxq_tensor *a,
+                               const ptxq_tensor *b, const ptxq_tensor *d, ptxq_gemm_plan *plan) {
+    if (!ctx || !plan) return ptxq_fail(PTXQ_ERR_INVALID_ARGUMENT, "gemm_plan_for: NULL argument");
+    gemm_plan p;
+    int st = plan_gemm(desc, a, b, d, ctx->info.sm_count, &p);
+    if (!st) st = plan_workspace(desc, &p);
+    if (st) return (ptxq_status)st;
+    memset(plan, 0, sizeof *plan);
+    snprintf(plan->kernel, sizeof plan->kernel, "%s", p.kernel);
+    plan->tile_n = p.tile_n;
+    plan->cluster = p.cluster;
+    plan->splits = (int)p.args.splits;
+    plan->units = p.args.ntiles;
+    plan->grid = grid_of(ctx, &p);
+    plan->workspace_bytes = p.ws_bytes;
     return ptxq_ok();
 }
 
@@ -444,6 +543,7 @@ ptxq_status ptxq_gemm(ptxq_context *ctx, const ptxq_gemm_desc *desc, const ptxq_
     if (!ctx) return ptxq_fail(PTXQ_ERR_INVALID_ARGUMENT, "gemm: ctx is NULL");
     gemm_plan p;
     int st = plan_gemm(desc, a, b, d, ctx->info.sm_count, &p);
+    if (!st) st = plan_workspace(desc, &p);
     if (st) return st;
     if (p.M == 0 || p.N == 0 || p.L == 0) return ptxq_ok(); /* empty: nothing to enqueue */
     const ptxq_loaded *k = NULL;
@@ -465,14 +565,15 @@ ptxq_status ptxq_gemm(ptxq_context *ctx, const ptxq_gemm_desc *desc, const ptxq_
     if ((st = ptxq_tmap_get(ctx, CU_TENSOR_MAP_DATA_TYPE_UINT8, 3, p.b_data, db, sb, bb,
                             CU_TENSOR_MAP_SWIZZLE_128B, &mb)))
         return st;
-    /* persistent: one CTA per SM (the ring takes most of shared memory), at most one cluster per
-     * (cluster) tile; the grid is a whole number of clusters */
-    unsigned cl = (unsigned)p.cluster;
-    unsigned slots = (unsigned)(ctx->info.sm_count > 0 ? ctx->info.sm_count : 1);
-    if (p.ctas > 0 && (unsigned)p.ctas < slots) slots = (unsigned)p.ctas;
-    slots /= cl;
-    if (slots == 0) slots = 1;
-    unsigned grid = (p.args.ntiles < slots ? p.args.ntiles : slots) * cl;
+    unsigned grid = grid_of(ctx, &p);
+    if (p.args.splits > 1) { /* the tile counters start at zero */
+        const ptxq_cudrv *drv = ctx->drv;
+        CUresult r = drv->cuCtxSetCurrent(ctx->cu);
+        if (r != CUDA_SUCCESS) return ptxq_cuda_fail(drv, r, "cuCtxSetCurrent");
+        size_t ncnt = (p.ws_bytes - p.cnt_off) / 4;
+        if ((r = drv->cuMemsetD32Async(p.args.cnt, 0, ncnt, (CUstream)stream)))
+            return ptxq_cuda_fail(drv, r, "cuMemsetD32Async (split-K counters)");
+    }
     void *params[] = {&ma, &mb, &p.args};
     if ((st = ptxq_launch(ctx, k, grid, PTXQ_GEMM_THREADS, p.smem, stream, params))) return st;
     return ptxq_ok();

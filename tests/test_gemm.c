@@ -270,6 +270,27 @@ static void test_validate_batched(void **state) {
     v.desc.group_rows = NULL;
     v.desc.grouping = (ptxq_gemm_grouping)7;
     assert_int_equal(vrun(&v), PTXQ_ERR_INVALID_ARGUMENT);
+    /* split-K: the pick, the workspace size, a forced split without or with a short workspace */
+    size_t ws = 0;
+    vcase_make(&v, PTXQ_GEMM_SCALE_BLOCK, 64, 7168, 16384);
+    assert_int_equal(ptxq_gemm_workspace_size(&v.desc, &v.a, &v.b, &v.d, &ws), PTXQ_OK);
+    assert_int_equal(ws, 56 * 2 * 256 * 64 * 4 + 56 * 4); /* 56 tiles of 128 x 128, 2 splits */
+    assert_int_equal(vrun(&v), PTXQ_OK);                 /* no workspace: no split */
+    v.desc.split_k = 3;
+    assert_int_equal(vrun(&v), PTXQ_ERR_INVALID_ARGUMENT);
+    assert_int_equal(ptxq_gemm_workspace_size(&v.desc, &v.a, &v.b, &v.d, &ws), PTXQ_OK);
+    v.desc.workspace = 0x1000000;
+    v.desc.workspace_bytes = ws - 1;
+    assert_int_equal(vrun(&v), PTXQ_ERR_INVALID_ARGUMENT);
+    v.desc.workspace_bytes = ws;
+    assert_int_equal(vrun(&v), PTXQ_OK);
+    v.desc.workspace = 0x1000010;
+    assert_int_equal(vrun(&v), PTXQ_ERR_ALIGNMENT);
+    v.desc.split_k = 65;
+    assert_int_equal(vrun(&v), PTXQ_ERR_INVALID_ARGUMENT);
+    vcase_make(&v, PTXQ_GEMM_SCALE_TENSOR, 8192, 8192, 8192);
+    assert_int_equal(ptxq_gemm_workspace_size(&v.desc, &v.a, &v.b, &v.d, &ws), PTXQ_OK);
+    assert_int_equal(ws, 0); /* a full wave of tiles: no split */
 }
 
 /* ---- on the GPU ---------------------------------------------------------------------------- */
@@ -407,6 +428,20 @@ XCASE(test_contig_tensor_bias_f32, PTXQ_GEMM_SCALE_TENSOR, 200, 300, 256, 192, c
       c.bias_batched = 1; c.d_type = PTXQ_F32)
 XCASE(test_contig_row_e5m2, PTXQ_GEMM_SCALE_ROW, 250, 200, 256, 0, c.batch = 3;
       c.grouping = PTXQ_GEMM_GROUP_CONTIGUOUS; c.b_type = PTXQ_E5M2)
+
+/* split-K: the runtime's pick (few tiles) and forced splits; uneven and tail K blocks; in place
+ * C and bias applied once; clusters; batches and groups. */
+XCASE(test_split_auto_tensor, PTXQ_GEMM_SCALE_TENSOR, 64, 1000, 2048, 0, (void)0)
+XCASE(test_split3_block, PTXQ_GEMM_SCALE_BLOCK, 100, 300, 1024, 0, c.split_k = 3; c.sa_mmajor = 1)
+XCASE(test_split3_tensor_ktail, PTXQ_GEMM_SCALE_TENSOR, 200, 333, 1040, 192, c.split_k = 4)
+XCASE(test_split2_row_c2, PTXQ_GEMM_SCALE_ROW, 300, 200, 1024, 0, c.split_k = 2; c.cluster = 2)
+XCASE(test_split_c_in_place_bias, PTXQ_GEMM_SCALE_BLOCK, 129, 257, 1024, 0, c.split_k = 5;
+      c.with_c = 1; c.c_is_d = 1; c.beta = 0.75f; c.bias_type = PTXQ_BF16; c.d_type = PTXQ_F16)
+XCASE(test_split_masked, PTXQ_GEMM_SCALE_BLOCK, 200, 256, 1024, 0, c.batch = 4; c.split_k = 2;
+      c.grouping = PTXQ_GEMM_GROUP_MASKED)
+XCASE(test_split_contig_p2, PTXQ_GEMM_SCALE_TENSOR, 100, 256, 1024, 128, c.batch = 3;
+      c.split_k = 3; c.grouping = PTXQ_GEMM_GROUP_CONTIGUOUS)
+XCASE(test_split_h2_e5m2, PTXQ_GEMM_SCALE_TENSOR, 64, 700, 4096, 192, c.a_type = PTXQ_E5M2)
 
 /* A refused call writes nothing: D keeps its poison. */
 static void test_refused_untouched(void **state) {
@@ -563,6 +598,14 @@ int main(void) {
         cmocka_unit_test(test_contig_block),
         cmocka_unit_test(test_contig_tensor_bias_f32),
         cmocka_unit_test(test_contig_row_e5m2),
+        cmocka_unit_test(test_split_auto_tensor),
+        cmocka_unit_test(test_split3_block),
+        cmocka_unit_test(test_split3_tensor_ktail),
+        cmocka_unit_test(test_split2_row_c2),
+        cmocka_unit_test(test_split_c_in_place_bias),
+        cmocka_unit_test(test_split_masked),
+        cmocka_unit_test(test_split_contig_p2),
+        cmocka_unit_test(test_split_h2_e5m2),
     };
     return cmocka_run_group_tests(tests, setup, teardown);
 }

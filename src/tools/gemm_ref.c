@@ -195,6 +195,15 @@ int gemm_case_run(ptxq_dev *d, const gemm_cfg *c, uint64_t seed, gemm_result *re
     desc.bias = nbias ? &tbias : NULL;
     desc.grouping = gm;
     desc.group_rows = hmap ? &tmap : NULL;
+    desc.split_k = c->split_k;
+    size_t wsb = 0;
+    uint64_t dws = 0;
+    if (ptxq_gemm_workspace_size(&desc, &ta, &tb, &td, &wsb) == PTXQ_OK && wsb) {
+        dws = dev_alloc(d, wsb);
+        dev_fill(d, dws, 0xA5, wsb); /* garbage: the kernel must not rely on its content */
+        desc.workspace = dws;
+        desc.workspace_bytes = wsb;
+    }
     ptxq_gemm_kernel_for(&desc, &ta, &tb, &td, res->kernel, sizeof res->kernel);
     int st = ptxq_gemm(d->ctx, &desc, &ta, &tb, &td, d->stream);
     void *hd = xmalloc(dbytes);
@@ -320,5 +329,6 @@ int gemm_case_run(ptxq_dev *d, const gemm_cfg *c, uint64_t seed, gemm_result *re
     if (dc) dev_free(d, dc);
     if (dbias) dev_free(d, dbias);
     if (dmap) dev_free(d, dmap);
+    if (dws) dev_free(d, dws);
     return st;
 }

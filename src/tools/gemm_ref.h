@@ -42,6 +42,8 @@ typedef struct gemm_cfg {
     int bias_batched;           /* bias [Lb, N] instead of [N] */
     int scales_batched;         /* one scale set per batch (A) and per batch of B */
     int c_is_d;                 /* with_c: C is d itself (in place) */
+    int split_k;                /* desc.split_k; a workspace (poisoned) is given whenever the call
+                                   wants one */
 } gemm_cfg;
 
 typedef struct gemm_result {
