@@ -96,7 +96,7 @@ ARGS = [
 ]
 # flags
 OUT_BF16, OUT_F16, OUT_F32 = 0, 1, 2
-BIAS_SHIFT, C_BIT, GROUP_SHIFT, GENERAL_BIT = 2, 1 << 4, 5, 1 << 7
+BIAS_SHIFT, C_BIT, GROUP_SHIFT, GENERAL_BIT, MAPS3D_BIT = 2, 1 << 4, 5, 1 << 7, 1 << 8
 GROUP_MASKED, GROUP_CONTIG = 1, 2
 
 
@@ -375,6 +375,9 @@ class G:
         k(f"@{pdone} bra.uni P_DONE")
         bat, bb, _, skip = self.tile_coords(tile, m0, n0, "p")
         k(f"@{skip} bra.uni P_NEXT")
+        k.comment("the maps are 3-D only for batches and groups (flags bit 8)")
+        k(f"and.b32 {k.reg('.b32', 't_m3')}, %a_flags, {MAPS3D_BIT}")
+        k(f"setp.ne.u32 {k.reg('.pred', 'p_maps3d')}, %t_m3, 0")
         k(f"mov.u32 {kb}, 0")
         k(f"mul.lo.u32 {kc}, %kb0_p, {BK}")
         k.label("P_KB")
@@ -391,16 +394,27 @@ class G:
         k(f"xor.b32 {pe}, {ring.phase}, 1")
         sm90.mbar_wait(k, ring.empty, pe, "EMPTY")
         sm90.mbar_arrive_expect_tx(k, ring.full, self.stage)
-        sm90.tma_load(k, ring.addr, "%tmap_a_g", (kc, m0, bat), ring.full)
+        lab3, labj = k.fresh("P_3D"), k.fresh("P_LOADED")
+        k("@%p_maps3d bra.uni " + lab3)
         b = k.reg(".b32", "p_b_dst")
-        if self.cl == 1:
-            k(f"add.u32 {b}, {ring.addr}, {A_BYTES}")
-            sm90.tma_load(k, b, "%tmap_b_g", (kc, n0, bb), ring.full)
-        else:
-            nh = k.reg(".b32", "p_n_half")
-            k(f"add.u32 {b}, {ring.addr}, %b_half_off")
-            k(f"add.u32 {nh}, {n0}, %n_rank_off")
-            sm90.tma_load_multicast(k, b, "%tmap_b_g", (kc, nh, bb), ring.full, "%cta_mask")
+        for lab, batch_a, batch_b in ((None, (), ()), (lab3, (bat,), (bb,))):
+            if lab:
+                k.label(lab)
+                k.comment("batches or groups: 3-D maps {K, rows, batch}")
+            else:
+                k.comment("one GEMM: 2-D maps {K, rows}")
+            sm90.tma_load(k, ring.addr, "%tmap_a_g", (kc, m0) + batch_a, ring.full)
+            if self.cl == 1:
+                k(f"add.u32 {b}, {ring.addr}, {A_BYTES}")
+                sm90.tma_load(k, b, "%tmap_b_g", (kc, n0) + batch_b, ring.full)
+            else:
+                nh = k.reg(".b32", "p_n_half")
+                k(f"add.u32 {b}, {ring.addr}, %b_half_off")
+                k(f"add.u32 {nh}, {n0}, %n_rank_off")
+                sm90.tma_load_multicast(k, b, "%tmap_b_g", (kc, nh) + batch_b, ring.full, "%cta_mask")
+            if not lab:
+                k(f"bra.uni {labj}")
+        k.label(labj)
         ring.advance()
         k(f"add.u32 {kb}, {kb}, 1")
         k(f"add.u32 {kc}, {kc}, {BK}")
@@ -973,6 +987,7 @@ def c_header():
     out.append(f"#define PTXQ_GEMM_FLAG_C {C_BIT}u")
     out.append(f"#define PTXQ_GEMM_FLAG_GROUP_SHIFT {GROUP_SHIFT}")
     out.append(f"#define PTXQ_GEMM_FLAG_GENERAL {GENERAL_BIT}u")
+    out.append(f"#define PTXQ_GEMM_FLAG_MAPS3D {MAPS3D_BIT}u")
     for bn in TILE_N:
         out.append(f"#define PTXQ_GEMM_SMEM_N{bn} {geometry(bn)[2]}")
     out.append("#endif")
