@@ -170,6 +170,11 @@ class G:
         k(f"div.u32 %t_bat_c, {tile}, %a_splits")
         k(f"div.u32 %t_bat_c, %t_bat_c, %a_tiles_b")
         self.tile_select("%t_bat_c", m0, "c")
+        k.comment("this thread's rows and quad column again from %tid.x (kept live through the K loop,\n"
+                  "they cost registers there, and ptxas re-read %tid.x inside the loop instead)")
+        self.thread_rows(m0, mr0, mr1, "t_rb")
+        k(f"mov.u32 {t4}, %tid.x")
+        k(f"and.b32 {t4}, {t4}, 3")
         self.epilogue(acc, s_ab, m0, n0, mr0, mr1, pr0, pr1, t4)
         k.label("C_NEXT")
         k(f"add.u32 {tile}, {tile}, %tile_step")
@@ -198,8 +203,14 @@ class G:
         k(f"setp.eq.u32 {p1}, %a_splits, 1")
         k(f"@{p1} bra.uni {lab}")
         k.comment("==== split-K: store this unit's partial, count it, the last unit of the tile reduces")
-        k(f"sub.u32 {ctid}, %tid_x, 128")
-        rank = "%cta_rank" if self.cl > 1 else "0"
+        k.comment("NOTE: %tid.x and the cluster rank are read again here: keeping the entry's copies\n"
+                  "alive through the K loop made ptxas re-read %tid.x inside it (-3% block-scaled)")
+        k(f"mov.u32 {ctid}, %tid.x")
+        k(f"sub.u32 {ctid}, {ctid}, 128")
+        rank = "0"
+        if self.cl > 1:
+            rank = k.reg(".b32", "split_rank")
+            k(f"mov.u32 {rank}, %cluster_ctarank")
         k(f"mad.lo.u32 {slot}, {unit}, {self.cl}, {rank}")
         k(f"mul.wide.u32 {t64}, {slot}, {256 * npair * 8}")
         k(f"add.u64 {wp}, %a_ws, {t64}")
@@ -255,6 +266,21 @@ class G:
         k(f"@{pe} bra.uni {loop}")
         k.label(lab)
 
+    def thread_rows(self, m0, mr0, mr1, tag):
+        """mr0 = m0 + 64 * warpgroup + 16 * warp + lane / 4 (the thread's first accumulator row),
+        mr1 = mr0 + 8, from a fresh read of %tid.x (consumer threads are 128..383)."""
+        k = self.k
+        t, u = k.reg(".b32", tag), k.reg(".b32", tag + "2")
+        k(f"mov.u32 {t}, %tid.x")
+        k(f"sub.u32 {t}, {t}, 128")
+        k(f"shr.u32 {u}, {t}, 7")
+        k(f"shl.b32 {u}, {u}, 6")
+        k(f"add.u32 {mr0}, {m0}, {u}")
+        k(f"bfe.u32 {u}, {t}, 5, 2")
+        k(f"mad.lo.u32 {mr0}, {u}, 16, {mr0}")
+        k(f"bfe.u32 {u}, {t}, 2, 3")
+        k(f"add.u32 {mr0}, {mr0}, {u}")
+
     def consumer_tile_begin(self, ring, tile, m0, n0, kb, mr0, mr1, pr0, pr1, pdone, rbase, acc):
         """Consumer prologue of every output tile: loop test, tile coordinates, row guards,
         zeroed FP32 accumulator, block scales, K-block counter (both consumer kinds share it)."""
@@ -266,7 +292,7 @@ class G:
         k(f"@{pdone} bra.uni C_DONE")
         bat, bb, mlim, skip = self.tile_coords(tile, m0, n0, "c")
         k(f"@{skip} bra.uni C_NEXT")
-        k(f"add.u32 {mr0}, {m0}, {rbase}")
+        self.thread_rows(m0, mr0, mr1, "t_rb")
         k(f"add.u32 {mr1}, {mr0}, 8")
         k(f"setp.lt.u32 {pr0}, {mr0}, {mlim}")
         k(f"setp.lt.u32 {pr1}, {mr1}, {mlim}")
