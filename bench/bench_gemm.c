@@ -7,6 +7,9 @@
  *                   [--group G] [--cluster 0|1|2] [--ctas C] [--reps R] [--no-cublas]
  *                   [--a e4m3|e5m2] [--b e4m3|e5m2] [--out bf16|f16|f32] [--sweep deepseek]
  *   ptxq check gemm [--m M --n N --k K] [--scaling S] [--tile-n T] [--cluster C] [--sample R] [--seed S]
+ *                   [--a e4m3|e5m2] [--b e4m3|e5m2] [--out bf16|f16|f32] [--batch L]
+ *                   [--grouping none|masked|contiguous] [--split-k S] [--bias bf16|f32]
+ *                   [--beta B (with C)] [--alpha A]
  * Without --m: 8192^3 per-tensor (and row-wise), 4096 x 7168 x 16384 block-scaled, then the
  * DeepSeek-V3 layer shapes (block-scaled, M = 64, 128, 4096). Every row also prints the bytes that
  * must move (A, B, scales read once, D written once) as GB/s and as % of a device-to-device copy
@@ -441,7 +444,22 @@ int check_gemm_main(int argc, char **argv) {
                   .scaling = PTXQ_GEMM_SCALE_TENSOR,
                   .tile_n = (int)bench_opt_int(argc, argv, "--tile-n", 0),
                   .sample_rows = (int)bench_opt_int(argc, argv, "--sample", 0),
-                  .cluster = (int)bench_opt_int(argc, argv, "--cluster", 0)};
+                  .cluster = (int)bench_opt_int(argc, argv, "--cluster", 0),
+                  .batch = (int)bench_opt_int(argc, argv, "--batch", 0),
+                  .split_k = (int)bench_opt_int(argc, argv, "--split-k", 0)};
+    if (parse_fp8(bench_opt(argc, argv, "--a", "e4m3"), &c.a_type) ||
+        parse_fp8(bench_opt(argc, argv, "--b", "e4m3"), &c.b_type)) {
+        fprintf(stderr, "--a/--b: e4m3 or e5m2\n");
+        return 2;
+    }
+    const char *out = bench_opt(argc, argv, "--out", "bf16"), *gr = bench_opt(argc, argv, "--grouping", "none");
+    const char *bias = bench_opt(argc, argv, "--bias", NULL), *beta = bench_opt(argc, argv, "--beta", NULL);
+    c.d_type = !strcmp(out, "f32") ? PTXQ_F32 : !strcmp(out, "f16") ? PTXQ_F16 : PTXQ_BF16;
+    c.grouping = !strcmp(gr, "masked") ? PTXQ_GEMM_GROUP_MASKED
+                 : !strcmp(gr, "contiguous") ? PTXQ_GEMM_GROUP_CONTIGUOUS : PTXQ_GEMM_GROUP_NONE;
+    if (bias) c.bias_type = !strcmp(bias, "f32") ? PTXQ_F32 : PTXQ_BF16;
+    if (beta) c.with_c = 1, c.beta = (float)atof(beta);
+    c.alpha = (float)atof(bench_opt(argc, argv, "--alpha", "0"));
     if (parse_scaling(bench_opt(argc, argv, "--scaling", "tensor"), &c.scaling)) {
         fprintf(stderr, "unknown --scaling\n");
         return 2;

@@ -11,6 +11,17 @@
  *
  *   ptxq bench gemv [--format all|nvfp4|mxfp4|mxfp8] [--x same|bf16|f16] [--y f16|bf16|f32]
  *                   [--shape M,K,L] [--reps N] [--sweep] [--rows-per-thread R] [--k-warps W]
+ *                   [--pdl off|on|early[,...]] [--prefetch T[,...]] [--pipelined P[,...]]
+ *                   [--batch N] [--graph]
+ *     --pdl: launch without PDL, with PDL (the default: wait before any load), or with PDL and
+ *     PTXQ_GEMV_STATIC_WEIGHTS (A's L2 prefetch before the wait; legal here: nothing writes A).
+ *     --prefetch: desc.prefetch_trips (0 = the runtime's depth, -1 = none). Lists time every
+ *     combination, each on its own row, in the same process against the same copy figure.
+ *     --pipelined: desc.pipelined (0 = the runtime's choice, 1 = the software-pipelined kernel,
+ *     -1 = the plain one; "s" after the grid marks the pipelined kernel).
+ *     --batch: calls per timed batch (default 32; at least the copies of A). --graph: capture a
+ *     batch into a CUDA graph once and time graph launches (no host work between kernels);
+ *     otherwise the row ends with the host's enqueue time per call.
  *   ptxq check gemv [--format F] [--x T] [--y T] [--m M] [--k K] [--l L]
  *                   [--scales rowmajor|mmajor|128x4] [--x-shared] [--globals] [--pad N]
  *                   [--rows-per-thread R] [--k-warps W] [--seed S]
@@ -120,6 +131,52 @@ static int do_batch(void *p) {
     return 0;
 }
 
+typedef struct graph_launch {
+    const ptxq_cudrv *drv;
+    CUgraphExec exec;
+    CUstream stream;
+} graph_launch;
+
+static int do_graph(void *p) {
+    graph_launch *g = p;
+    return g->drv->cuGraphLaunch(g->exec, g->stream) != CUDA_SUCCESS;
+}
+
+static double now_us(void) {
+    struct timespec t;
+    clock_gettime(CLOCK_MONOTONIC, &t);
+    return t.tv_sec * 1e6 + t.tv_nsec * 1e-3;
+}
+
+/* ms per batch: launches enqueued one by one (and the host's enqueue time per call), or the batch
+ * captured once into a CUDA graph and launched as one (no host work between the kernels). */
+static double time_batch(ptxq_dev *d, gemv_launch *G, int reps, int graph, double *host_us) {
+    *host_us = 0;
+    if (!graph) {
+        double ms = dev_time_ms(d, do_batch, G, 2, reps);
+        double t0 = now_us();
+        int bad = do_batch(G);
+        *host_us = (now_us() - t0) / G->batch;
+        dev_sync(d);
+        return bad ? -1 : ms;
+    }
+    const ptxq_cudrv *D = d->drv;
+    CUgraph g = NULL;
+    graph_launch gl = {D, NULL, d->stream};
+    dev_sync(d);
+    if (D->cuStreamBeginCapture(d->stream, CU_STREAM_CAPTURE_MODE_THREAD_LOCAL) != CUDA_SUCCESS)
+        return -1;
+    int bad = do_batch(G);
+    if (D->cuStreamEndCapture(d->stream, &g) != CUDA_SUCCESS || bad) return -1;
+    double ms = -1;
+    if (D->cuGraphInstantiateWithFlags(&gl.exec, g, 0) == CUDA_SUCCESS) {
+        ms = dev_time_ms(d, do_graph, &gl, 2, reps);
+        D->cuGraphExecDestroy(gl.exec);
+    }
+    D->cuGraphDestroy(g);
+    return ms;
+}
+
 typedef struct shape3 { int64_t M, K, L; } shape3;
 
 static const shape3 k_shapes[] = {
@@ -128,9 +185,23 @@ static const shape3 k_shapes[] = {
 
 static size_t round256(size_t v) { return (v + 255) / 256 * 256; }
 
-/* Times one (format, shape) with the plan the runtime picks (or each plan with --sweep). */
+#define MAX_MODES 8
+typedef struct bench_modes {
+    int npdl, npf, npers, batch, graph;
+    int pers[MAX_MODES];     /* desc.pipelined */
+    unsigned pdl[MAX_MODES]; /* desc.flags */
+    int pf[MAX_MODES];       /* desc.prefetch_trips */
+} bench_modes;
+
+static const char *pdl_name(unsigned flags) {
+    return (flags & PTXQ_GEMV_NO_PDL) ? "off" : (flags & PTXQ_GEMV_STATIC_WEIGHTS) ? "early" : "on";
+}
+
+/* Times one (format, shape) with the plan the runtime picks (or each plan with --sweep), once per
+ * launch mode. */
 static int bench_one(ptxq_dev *d, ptxq_gemv_format f, ptxq_dtype xt, ptxq_dtype yt, shape3 s,
-                     int reps, int sweep, int force_r, int force_k, const bench_copy *cp) {
+                     int reps, int sweep, int force_r, int force_k, const bench_copy *cp,
+                     const bench_modes *md) {
     ptxq_dtype elem, sdt;
     int blk;
     gemv_format_info(f, &elem, &sdt, &blk);
@@ -167,7 +238,7 @@ static int bench_one(ptxq_dev *d, ptxq_gemv_format f, ptxq_dtype xt, ptxq_dtype 
     memset(&G, 0, sizeof G);
     G.d = d;
     G.copies = copies;
-    G.batch = copies < 8 ? 8 : copies;
+    G.batch = copies < md->batch ? md->batch : copies;
     G.a_stride = round256(a_bytes);
     G.as_stride = round256(as_bytes);
     G.a0 = dev_alloc(d, G.a_stride * (size_t)copies);
@@ -195,9 +266,14 @@ static int bench_one(ptxq_dev *d, ptxq_gemv_format f, ptxq_dtype xt, ptxq_dtype 
     snprintf(xname, sizeof xname, "%s", quant_x ? gemv_format_name(f) : ptxq_dtype_name(xt));
     int fails = bad != 0;
     static const int rs[3] = {4, 2, 1}, ks[4] = {1, 2, 4, 8};
-    for (int i = 0; i < (sweep ? 12 : 1); ++i) {
-        G.desc.rows_per_thread = sweep ? rs[i / 4] : force_r;
-        G.desc.k_warps = sweep ? ks[i % 4] : force_k;
+    int nmodes = md->npdl * md->npf * md->npers;
+    for (int i = 0; i < (sweep ? 12 : 1) * nmodes; ++i) {
+        int pi = i % nmodes, j = i / nmodes;
+        G.desc.rows_per_thread = sweep ? rs[j / 4] : force_r;
+        G.desc.k_warps = sweep ? ks[j % 4] : force_k;
+        G.desc.flags = md->pdl[pi / (md->npf * md->npers)];
+        G.desc.prefetch_trips = md->pf[pi / md->npers % md->npf];
+        G.desc.pipelined = md->pers[pi % md->npers];
         ptxq_gemv_plan plan;
         if (ptxq_gemv_plan_for(d->ctx, &G.desc, &G.a, &G.as, &G.x, quant_x ? &G.xs : NULL, &G.y,
                                &plan) != PTXQ_OK) {
@@ -205,15 +281,20 @@ static int bench_one(ptxq_dev *d, ptxq_gemv_format f, ptxq_dtype xt, ptxq_dtype 
             fails++;
             break;
         }
-        double ms = dev_time_ms(d, do_batch, &G, 2, reps);
+        double host_us = 0;
+        double ms = time_batch(d, &G, reps, md->graph, &host_us);
         double us = ms > 0 ? ms * 1e3 / G.batch : -1;
         double gbps = us > 0 ? (double)must / (us * 1e3) : 0;
-        printf("%-6s %-6s %-4s %6lld %6lld %2lld  %-5s  %9.2f %8.0f %9.2f %6.1f%%  r%d k%-2d %6u "
-               "%3d  %.1f+%.1f MiB x%d\n",
+        char pdl[16];
+        snprintf(pdl, sizeof pdl, "%s%s", pdl_name(G.desc.flags),
+                 plan.pdl || (G.desc.flags & PTXQ_GEMV_NO_PDL) ? "" : "(n/a)");
+        printf("%-6s %-6s %-4s %6lld %6lld %2lld  %-5s  %9.2f %8.0f %9.2f %6.1f%%  r%d k%-2d %-5s "
+               "pf%-2d %6u%s %3d  %.1f+%.1f MiB x%d, %d calls%s, host %.1f us/call\n",
                gemv_format_name(f), xname, ptxq_dtype_name(yt), (long long)M, (long long)K,
                (long long)L, bad == 0 ? "ok" : bad < 0 ? "ERROR" : "FAIL", us, gbps, bound_us,
-               100.0 * gbps / cp->gbps, plan.rows_per_thread, plan.k_warps, plan.grid,
-               plan.registers, a_bytes / 1048576.0, as_bytes / 1048576.0, copies);
+               100.0 * gbps / cp->gbps, plan.rows_per_thread, plan.k_warps, pdl,
+               plan.prefetch_trips, plan.grid, plan.pipelined ? "s" : " ", plan.registers, a_bytes / 1048576.0,
+               as_bytes / 1048576.0, copies, G.batch, md->graph ? " in a graph" : "", host_us);
         if (us <= 0) fails++;
     }
     if (bad) {
@@ -245,6 +326,33 @@ int bench_gemv_main(int argc, char **argv) {
     int sweep = bench_flag(argc, argv, "--sweep");
     int force_r = (int)bench_opt_int(argc, argv, "--rows-per-thread", 0);
     int force_k = (int)bench_opt_int(argc, argv, "--k-warps", 0);
+    bench_modes md;
+    memset(&md, 0, sizeof md);
+    md.batch = (int)bench_opt_int(argc, argv, "--batch", 32);
+    md.graph = bench_flag(argc, argv, "--graph");
+    {
+        char buf[128];
+        snprintf(buf, sizeof buf, "%s", bench_opt(argc, argv, "--pdl", "on"));
+        for (char *t = strtok(buf, ","); t && md.npdl < MAX_MODES; t = strtok(NULL, ",")) {
+            if (!strcmp(t, "off")) md.pdl[md.npdl++] = PTXQ_GEMV_NO_PDL;
+            else if (!strcmp(t, "on")) md.pdl[md.npdl++] = 0;
+            else if (!strcmp(t, "early")) md.pdl[md.npdl++] = PTXQ_GEMV_STATIC_WEIGHTS;
+            else {
+                fprintf(stderr, "bench gemv: --pdl off|on|early[,...]\n");
+                return 2;
+            }
+        }
+        snprintf(buf, sizeof buf, "%s", bench_opt(argc, argv, "--prefetch", "0"));
+        for (char *t = strtok(buf, ","); t && md.npf < MAX_MODES; t = strtok(NULL, ","))
+            md.pf[md.npf++] = atoi(t);
+        snprintf(buf, sizeof buf, "%s", bench_opt(argc, argv, "--pipelined", "0"));
+        for (char *t = strtok(buf, ","); t && md.npers < MAX_MODES; t = strtok(NULL, ","))
+            md.pers[md.npers++] = atoi(t);
+        if (!md.npdl || !md.npf || !md.npers || md.batch < 1) {
+            fprintf(stderr, "bench gemv: --pdl, --prefetch and --batch need values\n");
+            return 2;
+        }
+    }
     shape3 shapes[4];
     int nshapes = 4;
     memcpy(shapes, k_shapes, sizeof shapes);
@@ -275,17 +383,20 @@ int bench_gemv_main(int argc, char **argv) {
     printf("\nDRAM-bound timing: each batch rotates through copies of A + scales (xN below) so that "
            "the data between two reads of one copy exceeds 4 x L2; launches back to back, time per "
            "call = batch time / calls, median of %d batches.\n", reps);
+    printf("pdl: off = plain launches; on = programmatic dependent launch, every load after the "
+           "wait (the default); early = on + PTXQ_GEMV_STATIC_WEIGHTS (A's L2 prefetch before the "
+           "wait). pfN: L2 prefetch depth in trips.\n");
     printf("GB/s: bytes that must move (A + A scales + x [+ x scales] + y) per second. bound: those "
            "bytes at the copy's GB/s. %%copy: GB/s over the copy's GB/s (target >= 90%%).\n\n");
-    printf("%-6s %-6s %-4s %6s %6s %2s  %-5s  %9s %8s %9s %7s  %-6s %6s %3s  %s\n", "format", "x",
-           "y", "M", "K", "L", "check", "time(us)", "GB/s", "bound(us)", "%copy", "plan", "grid",
-           "reg", "A + scales, copies");
+    printf("%-6s %-6s %-4s %6s %6s %2s  %-5s  %9s %8s %9s %7s  %-6s %-5s %-4s %6s %3s  %s\n",
+           "format", "x", "y", "M", "K", "L", "check", "time(us)", "GB/s", "bound(us)", "%copy",
+           "plan", "pdl", "pf", "grid", "reg", "A + scales, copies, calls per batch");
     int fails = 0;
     for (int fi = 0; fi < 3; ++fi) {
         ptxq_gemv_format f = (ptxq_gemv_format)(PTXQ_GEMV_NVFP4 + fi);
         if (strcmp(fs, "all") && f != only) continue;
         for (int si = 0; si < nshapes; ++si)
-            fails += bench_one(&d, f, xt, yt, shapes[si], reps, sweep, force_r, force_k, &cp);
+            fails += bench_one(&d, f, xt, yt, shapes[si], reps, sweep, force_r, force_k, &cp, &md);
     }
     printf("\nplan rN kW: N rows per thread, W warps of the 8 in a CTA along K (--sweep times all).\n");
     dev_close(&d);

@@ -24,6 +24,14 @@ Work decomposition
   Partial sums are reduced with a shfl butterfly per row, then across the WK warps of a row
   through 128 bytes of shared memory; one thread per row applies ga * gx, converts, stores.
 
+Launch: every kernel issues griddepcontrol.launch_dependents first and griddepcontrol.wait
+before its first load (programmatic dependent launch: the runtime launches with programmatic
+stream serialization, so a kernel's CTAs may start while the preceding kernel drains; without PDL
+both are no-ops). FLAG_EARLY (the caller's promise that A and its scales are not written by a
+kernel still running) moves the wait after the optional L2 prefetch of A (pfn trips, see
+prologue()), so that prefetch overlaps the preceding kernel's tail. NVFP4 x NVFP4 also has
+software-pipelined twins ("_r<R>s", see variants()).
+
 Caching: A and its scales stream with ld.global.nc.L1::no_allocate and an L2 evict_first policy
 (createpolicy + .L2::cache_hint: ptxas 13 accepts .L2::evict_first only on 256-bit loads); A adds
 the .L2::256B prefetch hint. x and its scales use L1::evict_last and an L2 evict_last policy:
@@ -101,17 +109,20 @@ ROWS = (1, 2, 4)
 # (k >> ksh) * kmul + (k & kmsk), and ks1 from an even k to k + 1 (strided: kmul = ks1 = k stride,
 # ksh = kmsk = 0; 128x4: ksh 2, kmul 512, kmsk 3, ks1 1). unit is 1: a multiplier the runtime
 # passes so per-row address sums issue as IMAD.WIDE on the FMA pipe rather than 64-bit IADD pairs
-# on the integer pipe, which the FP4 decode keeps busy.
+# on the integer pipe, which the FP4 decode keeps busy. pfn: trips of this warp's chunks (and
+# their scale bytes) to prefetch into L2 before the loop (0: none).
 ARG_LIST = (
     "u64 a", "u64 as", "u64 x", "u64 xs", "u64 y", "u64 ga", "u64 gx",
     "u64 a_l", "u64 a_m", "u64 as_l", "u64 as_m", "u64 x_l", "u64 xs_l", "u64 y_l", "u64 y_m",
     "u32 m", "u32 tiles", "u32 nch", "u32 nfull", "u32 wk_shift", "u32 kb4", "u32 flags",
-    "u32 ksh", "u32 kmul", "u32 kmsk", "u32 ks1", "u32 xs_k", "u32 unit", "u32 pad0",
+    "u32 ksh", "u32 kmul", "u32 kmsk", "u32 ks1", "u32 xs_k", "u32 unit", "u32 pfn",
 )
 Y_MASK, Y_F32, Y_F16, Y_BF16 = 3, 0, 1, 2
 FLAG_SF128x4 = 4   # A scales in the 128x4 interleaved layout
 FLAG_GA = 8        # ga points at A's per-tensor scale
 FLAG_GX = 16       # gx points at x's per-tensor scale
+FLAG_EARLY = 32    # the caller promised A and its scales are not written by the preceding kernel:
+                   # the L2 prefetch of A runs before griddepcontrol.wait (PDL), not after
 
 
 def arg_layout():
@@ -140,20 +151,27 @@ def pipelined(fmt, xt):
     return 1 if FORMATS[fmt]["elem"] == "e2m1" and xt != "same" else 0
 
 
-def kernel_name(fmt, xt, rows):
-    return f"gemv_{fmt}_{fmt if xt == 'same' else xt}_r{rows}"
+def kernel_name(fmt, xt, rows, twin=0):
+    return f"gemv_{fmt}_{fmt if xt == 'same' else xt}_r{rows}{'s' if twin else ''}"
 
 
 def variants():
+    """Every format x x dtype x rows per thread, and for NVFP4 x NVFP4 a software-pipelined twin
+    ("...s": the next trip's loads issued before this trip's decode, twice the bytes in flight per
+    thread for 80 registers instead of 64). Measured on an H200 (bench gemv --pipelined -1,1):
+    +1 to +2 points of %copy for NVFP4 where a warp makes 4 or more trips along K, -1 with 2
+    trips; MXFP4 (99 registers) and MXFP8 (69) lost 1.5 to 13 points, so they have no twin.
+    sm_90a only: elsewhere (not measured; sm_120a spills) the twin is the plain kernel."""
     res = []
     for fmt, f in FORMATS.items():
         for xt in XTYPES:
             for rows in ROWS:
-                res.append((kernel_name(fmt, xt, rows),
-                            {"format": fmt, "x": xt, "rows": rows, "elem": f["elem"],
-                             "scale": f["scale"], "block": f["block"],
-                             "unroll": unroll(fmt, xt, rows), "threads": THREADS,
-                             "pipe": pipelined(fmt, xt)}))
+                for twin in ((0, 1) if xt == "same" and fmt == "nvfp4" else (0,)):
+                    res.append((kernel_name(fmt, xt, rows, twin),
+                                {"format": fmt, "x": xt, "rows": rows, "elem": f["elem"],
+                                 "scale": f["scale"], "block": f["block"],
+                                 "unroll": unroll(fmt, xt, rows), "threads": THREADS,
+                                 "pipe": pipelined(fmt, xt), "twin": twin}))
     return res
 
 
@@ -303,6 +321,9 @@ class GV:
         self.dp = self.same and self.fp4 and target == "sm_90a"
         self.shift = p.get("shift", "shr")
         self.pipe = int(p.get("pipe", 0))
+        if p.get("twin") and target == "sm_90a":
+            # the pipelined twin; elsewhere (not measured; sm_120a spills) it is the plain kernel
+            self.pipe = 1
         # x bytes per chunk: FP4 chunk = 32 elements, FP8 chunk = 16
         self.epc = 32 if self.fp4 else 16
         self.xbytes = 16 if self.same else 2 * self.epc
@@ -697,6 +718,52 @@ class GV:
         k(f"mul.f32 {f}, {sa}, {sx}")
         k(f"fma.rn.f32 {acc}, {bsum}, {f}, {acc}")
 
+    # ---- PDL and the L2 prefetch ---------------------------------------------------------
+    def prologue(self):
+        """Programmatic dependent launch: griddepcontrol.launch_dependents is issued first (the
+        next kernel, if launched with PDL, may start its CTAs as ours retire: it waits for our
+        completion itself), griddepcontrol.wait before the first load of anything a preceding
+        kernel may have written (without PDL both are no-ops). Between the two, an L2 prefetch
+        of the first pfn trips of each row's chunks and their scale bytes (pfn = 0: none): all of
+        a short CTA's A requests in flight at once without holding registers. With FLAG_EARLY
+        (the caller's promise that A and its scales are not written by the preceding kernel) the
+        prefetch runs before the wait, overlapping the preceding kernel's tail."""
+        k, R = self.k, self.R
+        k.comment("---- PDL wait (before the prefetch unless FLAG_EARLY), then the L2 prefetch")
+        f, pe = k.reg(".b32", "t_fe"), k.reg(".pred", "p_early")
+        k(f"and.b32 {f}, %a_flags, {FLAG_EARLY}")
+        k(f"setp.ne.u32 {pe}, {f}, 0")
+        k(f"@{pe} bra.uni PDL_WAITED")
+        k("griddepcontrol.wait")
+        k.label("PDL_WAITED")
+        i, c = k.reg(".b32", "pf_i"), k.reg(".b32", "pf_c")
+        pd, pin = k.reg(".pred", "p_pfdone"), k.reg(".pred", "p_pfin")
+        k(f"mov.u32 {i}, %a_pfn")
+        k(f"add.u32 {c}, %cb, %lane")
+        k.label("PF_LOOP")
+        k(f"setp.eq.u32 {pd}, {i}, 0")
+        k(f"@{pd} bra.uni PF_DONE")
+        k(f"setp.lt.u32 {pin}, {c}, %a_nch")
+        aa = k.reg(".b64", "pf_a")
+        for r in range(R):
+            k(f"mad.wide.u32 {aa}, {c}, 16, %abase{r}")
+            k(f"@{pin} prefetch.global.L2 [{aa}]")
+        kk = self.chunk_k(c, "pf")
+        ko, t = k.reg(".b32", "pf_ko"), k.reg(".b32", "t_k")
+        k(f"shr.u32 {t}, {kk}, %a_ksh")
+        k(f"and.b32 {ko}, {kk}, %a_kmsk")
+        k(f"mad.lo.u32 {ko}, {t}, %a_kmul, {ko}")
+        for r in range(R):
+            k(f"mad.wide.u32 {aa}, {ko}, %a_unit, %sbase{r}")
+            k(f"@{pin} prefetch.global.L2 [{aa}]")
+        k(f"add.u32 {c}, {c}, %step")
+        k(f"sub.u32 {i}, {i}, 1")
+        k("bra.uni PF_LOOP")
+        k.label("PF_DONE")
+        k(f"@!{pe} bra.uni PDL_DONE")
+        k("griddepcontrol.wait")
+        k.label("PDL_DONE")
+
     # ---- the kernel ------------------------------------------------------------------------
     def loops(self):
         k, U = self.k, self.U
@@ -832,7 +899,9 @@ class GV:
         k = self.k
         k.comment("---- arguments (one .param struct; layout in build/gen/gemv_args.h)")
         self.args()
+        k("griddepcontrol.launch_dependents")
         self.setup()
+        self.prologue()
         self.loops()
         self.finish()
         k("ret")
@@ -980,7 +1049,7 @@ def c_header():
     out.append(f'_Static_assert(sizeof(ptxq_gemv_args) == {size}, "gemv args size");')
     defs = {"THREADS": THREADS, "WARPS": WARPS, "Y_F32": Y_F32, "Y_F16": Y_F16,
             "Y_BF16": Y_BF16, "FLAG_SF128x4": FLAG_SF128x4, "FLAG_GA": FLAG_GA,
-            "FLAG_GX": FLAG_GX}
+            "FLAG_GX": FLAG_GX, "FLAG_EARLY": FLAG_EARLY}
     out += [f"#define PTXQ_GEMV_{key} {val}" for key, val in defs.items()]
     out.append("#endif")
     return "\n".join(out) + "\n"

@@ -282,7 +282,21 @@ ptxq_status ptxq_quantize(ptxq_context *ctx, const ptxq_quant_desc *desc, const 
  * Work split (the plan): a thread owns rows_per_thread rows (1, 2, 4: kernel variants), a CTA is 8
  * warps of which k_warps split K; the runtime scores the combinations for M, K, L, the SM count
  * and each kernel's occupancy (src/gemv.c). Nonzero desc fields fix a choice;
- * ptxq_gemv_plan_for() returns what a call would launch. */
+ * ptxq_gemv_plan_for() returns what a call would launch. NVFP4 x NVFP4 has software-pipelined
+ * twins (desc.pipelined); an optional L2 prefetch of each thread's first trips of A and its
+ * scales runs before the loop (desc.prefetch_trips). The runtime picks both as measured
+ * (src/gemv.c).
+ *
+ * Launch (desc.flags): by default the kernel is launched with programmatic dependent launch
+ * (PDL): it may start while the preceding kernel in the stream drains, and it waits for that
+ * kernel's completion (griddepcontrol.wait) before it reads anything or writes y, so the default
+ * is safe after any kernel. It also lets a following PDL-launched kernel start early (which must
+ * then wait in turn, as these do). PTXQ_GEMV_NO_PDL launches plainly. PTXQ_GEMV_STATIC_WEIGHTS
+ * is the caller's promise that a and a_scale are not written by any kernel that may still run
+ * when this call's kernel starts (weights written long before): the L2 prefetch of A and its
+ * scales (when the plan has one) then runs before the wait, overlapping the preceding kernel's
+ * tail; x, x_scale, the per-tensor scales and y are still touched only after the wait. Without
+ * PDL (NO_PDL, or a driver without cuLaunchKernelEx) that flag changes nothing. */
 typedef enum ptxq_gemv_format {
     PTXQ_GEMV_NVFP4 = 1,
     PTXQ_GEMV_MXFP4 = 2,
@@ -296,7 +310,17 @@ typedef struct ptxq_gemv_desc {
     uint64_t x_global;                /* device float*: x's per-tensor scale, 0 = none (1) */
     int rows_per_thread;              /* 0 = chosen by the runtime, else 1, 2 or 4 */
     int k_warps;                      /* 0 = chosen by the runtime, else 1, 2, 4 or 8 */
+    unsigned flags;                   /* PTXQ_GEMV_NO_PDL | PTXQ_GEMV_STATIC_WEIGHTS, 0 = PDL */
+    int prefetch_trips;               /* L2 prefetch depth: 0 = chosen by the runtime, -1 =
+                                         none, else 1..64 trips (of 32 * k_warps chunks a row) */
+    int pipelined;                    /* NVFP4 x NVFP4: 0 = chosen by the runtime, 1 = the
+                                         software-pipelined kernel (next trip's loads before this
+                                         trip's decode), -1 = the plain one; others: ignored */
 } ptxq_gemv_desc;
+
+/* desc.flags (see "Launch" above) */
+#define PTXQ_GEMV_NO_PDL 1u           /* plain launch, no programmatic dependent launch */
+#define PTXQ_GEMV_STATIC_WEIGHTS 2u   /* a, a_scale not written by a kernel still running */
 
 typedef struct ptxq_gemv_plan {
     char kernel[48];       /* e.g. "gemv_nvfp4_nvfp4_r4" */
@@ -307,6 +331,10 @@ typedef struct ptxq_gemv_plan {
     unsigned threads;      /* per CTA (256) */
     int registers;         /* of the kernel, ptxas -v */
     int ctas_per_sm;       /* resident CTAs per SM the register count allows */
+    int pdl;               /* launched with programmatic dependent launch */
+    int early;             /* A read before the PDL wait (PTXQ_GEMV_STATIC_WEIGHTS) */
+    int prefetch_trips;    /* L2 prefetch depth used */
+    int pipelined;         /* 1: the software-pipelined kernel (name ends in "s") */
 } ptxq_gemv_plan;
 
 /* Every check ptxq_gemv makes, without a device: PTXQ_OK if the call would be accepted. */

@@ -220,6 +220,31 @@ int ptxq_launch(ptxq_context *c, const ptxq_loaded *k, unsigned grid, unsigned b
     return PTXQ_OK;
 }
 
+int ptxq_launch_ex(ptxq_context *c, const ptxq_loaded *k, unsigned grid, unsigned block,
+                   unsigned smem, void *stream, void **params, unsigned flags) {
+    ptxq_launch_ex_fn ex = (flags & PTXQ_LAUNCH_PDL) ? ptxq_cudrv_launch_ex() : NULL;
+    if (!ex) return ptxq_launch(c, k, grid, block, smem, stream, params);
+    CUresult r = c->drv->cuCtxSetCurrent(c->cu);
+    if (r != CUDA_SUCCESS) return ptxq_cuda_fail(c->drv, r, "cuCtxSetCurrent");
+    CUlaunchAttribute attr[1];
+    memset(attr, 0, sizeof attr);
+    attr[0].id = CU_LAUNCH_ATTRIBUTE_PROGRAMMATIC_STREAM_SERIALIZATION;
+    attr[0].value.programmaticStreamSerializationAllowed = 1;
+    CUlaunchConfig cfg;
+    memset(&cfg, 0, sizeof cfg);
+    cfg.gridDimX = grid;
+    cfg.gridDimY = cfg.gridDimZ = 1;
+    cfg.blockDimX = block;
+    cfg.blockDimY = cfg.blockDimZ = 1;
+    cfg.sharedMemBytes = smem;
+    cfg.hStream = (CUstream)stream;
+    cfg.attrs = attr;
+    cfg.numAttrs = 1;
+    r = ex(&cfg, k->fn, params, NULL);
+    if (r != CUDA_SUCCESS) return ptxq_cuda_fail(c->drv, r, "cuLaunchKernelEx");
+    return PTXQ_OK;
+}
+
 int ptxq_tmap_get(ptxq_context *c, CUtensorMapDataType dtype, unsigned rank, uint64_t addr,
                   const cuuint64_t *dims, const cuuint64_t *strides, const cuuint32_t *box,
                   CUtensorMapSwizzle swizzle, CUtensorMap *out) {

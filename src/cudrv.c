@@ -10,6 +10,7 @@
 #include "internal.h"
 
 static ptxq_cudrv g_drv;
+static ptxq_launch_ex_fn g_launch_ex; /* optional: NULL where the driver lacks it */
 static const char *g_why;
 static int g_ok;
 static pthread_once_t g_once = PTHREAD_ONCE_INIT;
@@ -49,6 +50,13 @@ static void load(void) {
         }
         memcpy((char *)&g_drv + k_funcs[i].offset, &p, sizeof p);
     }
+    /* Optional entry points (outside the table: a driver without them still loads). */
+    {
+        void *p = NULL;
+        CUdriverProcAddressQueryResult q;
+        if (gp("cuLaunchKernelEx", &p, 12000, CU_GET_PROC_ADDRESS_DEFAULT, &q) == CUDA_SUCCESS && p)
+            memcpy(&g_launch_ex, &p, sizeof p);
+    }
     CUresult r = g_drv.cuInit(0);
     if (r == CUDA_ERROR_NO_DEVICE) {
         g_why = "cuInit: no CUDA device";
@@ -67,6 +75,11 @@ const ptxq_cudrv *ptxq_cudrv_get(const char **why) {
     if (g_ok == 1) return &g_drv;
     if (why) *why = g_why;
     return NULL;
+}
+
+ptxq_launch_ex_fn ptxq_cudrv_launch_ex(void) {
+    pthread_once(&g_once, load);
+    return g_ok == 1 ? g_launch_ex : NULL;
 }
 
 int ptxq_cudrv_no_device(void) {

@@ -20,8 +20,17 @@
  * The constants were fitted to an H200 sweep of every plan on the benchmark shapes (bench gemv
  * --sweep, FP4 x in A's format): the pick is within 2 points of %copy of the best plan on each
  * of them, for all three formats.
- * desc.rows_per_thread / desc.k_warps fix either choice; ptxq_gemv_plan_for() shows the result. */
+ * desc.rows_per_thread / desc.k_warps fix either choice; ptxq_gemv_plan_for() shows the result.
+ *
+ * Launch: with programmatic dependent launch (cuLaunchKernelEx, programmatic stream
+ * serialization) unless desc.flags has PTXQ_GEMV_NO_PDL or the driver lacks cuLaunchKernelEx;
+ * the kernels wait (griddepcontrol.wait) before their first load, so this is safe after any
+ * kernel. Measured on an H200 against plain launches: +1.5 to +6.5 points of %copy on the
+ * hackathon shapes (the next kernel's CTAs are resident and set up when the previous one ends).
+ * NVFP4 x NVFP4 takes its software-pipelined twin where a warp makes >= 4 trips (pipe_auto), and
+ * MXFP8 x MXFP8 a 1-trip L2 prefetch up to 8 waves (prefetch_depth): each was measured. */
 #include <stdio.h>
+#include <stdlib.h>
 #include <string.h>
 
 #include "gemv_args.h"
@@ -96,6 +105,15 @@ static int plan_shape(const ptxq_gemv_desc *d, const ptxq_tensor *a, const ptxq_
     if (d->k_warps != 0 && d->k_warps != 1 && d->k_warps != 2 && d->k_warps != 4 && d->k_warps != 8)
         return ptxq_fail(PTXQ_ERR_INVALID_ARGUMENT, "gemv: k_warps %d; 0 (auto), 1, 2, 4 or 8",
                          d->k_warps);
+    if (d->flags & ~(PTXQ_GEMV_NO_PDL | PTXQ_GEMV_STATIC_WEIGHTS))
+        return ptxq_fail(PTXQ_ERR_INVALID_ARGUMENT, "gemv: unknown flags 0x%x (PTXQ_GEMV_NO_PDL, "
+                         "PTXQ_GEMV_STATIC_WEIGHTS)", d->flags);
+    if (d->prefetch_trips < -1 || d->prefetch_trips > 64)
+        return ptxq_fail(PTXQ_ERR_INVALID_ARGUMENT, "gemv: prefetch_trips %d; 0 (auto), -1 (none) or "
+                         "1..64", d->prefetch_trips);
+    if (d->pipelined < -1 || d->pipelined > 1)
+        return ptxq_fail(PTXQ_ERR_INVALID_ARGUMENT, "gemv: pipelined %d; 0 (auto), 1 or -1",
+                         d->pipelined);
     if (d->a_global % 4 || d->x_global % 4)
         return ptxq_fail(PTXQ_ERR_ALIGNMENT, "gemv: a_global / x_global must be 4-byte aligned");
 
@@ -317,13 +335,45 @@ static int choose_plan(const gemv_shape *s, const ptxq_gemv_desc *d, const char 
     return PTXQ_OK;
 }
 
+/* Whether the automatic choice takes the software-pipelined twin (NVFP4 x NVFP4 only): where a
+ * warp makes at least 4 trips along K (H200: +1 to +2 points of %copy there, -1 with 2 trips,
+ * bench gemv --pipelined -1,1). PTXQ_GEMV_PIPE=0|1 forces the automatic choice (experiments). */
+static int pipe_auto(const gemv_shape *s, const ptxq_gemv_plan *p) {
+    static _Thread_local int env = -2;
+    if (env == -2) {
+        const char *e = getenv("PTXQ_GEMV_PIPE");
+        env = e && *e ? atoi(e) : -1;
+    }
+    if (env >= 0) return env > 0;
+    return ceil_div(s->nch, 32 * (int64_t)p->k_warps) >= 4;
+}
+
+/* Swaps in the software-pipelined twin ("...s", NVFP4 x NVFP4 only) where asked or chosen. */
+static void pick_twin(const gemv_shape *s, const ptxq_gemv_desc *d, const char *target,
+                      ptxq_gemv_plan *p) {
+    p->pipelined = 0;
+    if (s->fmt != 0 || s->xk != 0) return;
+    if (!(d->pipelined > 0 || (d->pipelined == 0 && pipe_auto(s, p)))) return;
+    char sname[sizeof p->kernel + 2];
+    snprintf(sname, sizeof sname, "%ss", p->kernel);
+    const ptxq_kernel_entry *e =
+        strlen(sname) < sizeof p->kernel ? ptxq_entry_find(sname, target) : NULL;
+    if (!e) return;
+    memcpy(p->kernel, sname, sizeof p->kernel);
+    p->registers = e->registers;
+    int regs = e->registers > 0 ? (e->registers + 7) / 8 * 8 : 64;
+    int cps = 65536 / (PTXQ_GEMV_THREADS * regs);
+    p->ctas_per_sm = cps < 1 ? 1 : cps > 2048 / PTXQ_GEMV_THREADS ? 2048 / PTXQ_GEMV_THREADS : cps;
+    p->pipelined = 1;
+}
+
 /* The last plans this thread chose, by everything the choice depends on. Scoring looks 12 kernel
  * names up in the registry (a linear scan of every cubin): microseconds of host time per call,
  * as long as a small GEMV takes on the device, so back-to-back calls of one shape would be
  * host-bound without this memo. */
 typedef struct plan_memo {
     const char *target;
-    int sms, fmt, xk, rows, kw;
+    int sms, fmt, xk, rows, kw, pipe;
     int64_t M, L, nch;
     ptxq_gemv_plan plan;
 } plan_memo;
@@ -337,6 +387,7 @@ static int memo_plan(const gemv_shape *s, const ptxq_gemv_desc *d, const char *t
         const plan_memo *m = &g_memo[i];
         if (m->target == target && m->target && m->sms == sms && m->fmt == s->fmt &&
             m->xk == s->xk && m->rows == d->rows_per_thread && m->kw == d->k_warps &&
+            m->pipe == d->pipelined &&
             m->M == s->M && m->L == s->L && m->nch == s->nch) {
             *p = m->plan;
             return PTXQ_OK;
@@ -344,11 +395,40 @@ static int memo_plan(const gemv_shape *s, const ptxq_gemv_desc *d, const char *t
     }
     int st = choose_plan(s, d, target, sms, p);
     if (st) return st;
+    pick_twin(s, d, target, p);
     plan_memo *m = &g_memo[g_memo_next];
     g_memo_next = (g_memo_next + 1) % PLAN_MEMO;
-    *m = (plan_memo){target, sms, s->fmt, s->xk, d->rows_per_thread, d->k_warps, s->M, s->L,
-                     s->nch, *p};
+    *m = (plan_memo){target, sms, s->fmt, s->xk, d->rows_per_thread, d->k_warps, d->pipelined,
+                     s->M, s->L, s->nch, *p};
     return PTXQ_OK;
+}
+
+/* L2 prefetch depth in trips (a trip: each thread one chunk of each of its R rows), at most the
+ * warp's trips along K. Automatic depth, measured on an H200 (bench gemv --prefetch 0,1, two
+ * runs): MXFP8 x MXFP8 with at most 8 waves of CTAs takes 1 trip (+0.4 to +2.2 points of %copy
+ * on the three hackathon shapes, +1.5 to +3.3 with PTXQ_GEMV_STATIC_WEIGHTS; -1.5 on the
+ * 12-wave 16384 x 16384 x 4); everything else none (FP4: -1 to -5 points with 1 trip, up to -15
+ * with all trips). PTXQ_GEMV_PREFETCH=n forces the automatic depth (an experiment knob);
+ * desc.prefetch_trips overrides both. */
+static int prefetch_depth(const gemv_shape *s, const ptxq_gemv_desc *d, const ptxq_gemv_plan *p,
+                          int sms) {
+    int64_t trips = ceil_div(s->nch, 32 * (int64_t)p->k_warps);
+    if (d->prefetch_trips < 0 || trips <= 0) return 0;
+    int64_t want = d->prefetch_trips;
+    if (!want) {
+        static _Thread_local int env = -2;
+        if (env == -2) {
+            const char *e = getenv("PTXQ_GEMV_PREFETCH");
+            env = e && *e ? atoi(e) : -1;
+        }
+        if (env >= 0) {
+            want = env;
+        } else {
+            int64_t slots = (int64_t)(sms > 0 ? sms : 1) * (p->ctas_per_sm > 0 ? p->ctas_per_sm : 1);
+            want = s->fmt == 2 && s->xk == 0 && (int64_t)p->grid <= 8 * slots ? 1 : 0;
+        }
+    }
+    return (int)(want < trips ? want : trips);
 }
 
 static int plan_all(ptxq_context *ctx, const ptxq_gemv_desc *d, const ptxq_tensor *a,
@@ -363,6 +443,11 @@ static int plan_all(ptxq_context *ctx, const ptxq_gemv_desc *d, const ptxq_tenso
     s->args.tiles = (uint32_t)ceil_div(s->M, p->rows_per_cta);
     if ((int64_t)s->args.tiles * s->L > 0x7FFFFFFFll)
         return ptxq_fail(PTXQ_ERR_SHAPE, "gemv: L * row tiles exceeds the grid limit");
+    p->pdl = !(d->flags & PTXQ_GEMV_NO_PDL) && ptxq_cudrv_launch_ex() != NULL;
+    p->early = p->pdl && (d->flags & PTXQ_GEMV_STATIC_WEIGHTS);
+    if (p->early) s->args.flags |= PTXQ_GEMV_FLAG_EARLY;
+    p->prefetch_trips = prefetch_depth(s, d, p, ctx->info.sm_count);
+    s->args.pfn = (uint32_t)p->prefetch_trips;
     return PTXQ_OK;
 }
 
@@ -388,6 +473,8 @@ ptxq_status ptxq_gemv(ptxq_context *ctx, const ptxq_gemv_desc *d, const ptxq_ten
     const ptxq_loaded *k = NULL;
     if ((st = ptxq_get_kernel(ctx, p.kernel, &k))) return (ptxq_status)st;
     void *params[] = {&s.args};
-    if ((st = ptxq_launch(ctx, k, p.grid, p.threads, 0, stream, params))) return (ptxq_status)st;
+    if ((st = ptxq_launch_ex(ctx, k, p.grid, p.threads, 0, stream, params,
+                             p.pdl ? PTXQ_LAUNCH_PDL : 0u)))
+        return (ptxq_status)st;
     return (ptxq_status)ptxq_ok();
 }

@@ -15,6 +15,9 @@ int ptxq_fail(int status, const char *fmt, ...) __attribute__((format(printf, 2,
 int ptxq_ok(void);
 /* 1 if the driver loaded but reported no device. */
 int ptxq_cudrv_no_device(void);
+/* cuLaunchKernelEx (CUDA 12.0 ABI), NULL if the driver has none (or did not load). */
+typedef CUresult (*ptxq_launch_ex_fn)(const CUlaunchConfig *, CUfunction, void **, void **);
+ptxq_launch_ex_fn ptxq_cudrv_launch_ex(void);
 
 /* The cubin target for a compute capability ("sm_90a"), NULL if the library has none. */
 const char *ptxq_target_for(int cc_major, int cc_minor);
@@ -60,6 +63,14 @@ int ptxq_get_kernel(ptxq_context *ctx, const char *name, const ptxq_loaded **out
 /* cuLaunchKernel with the context current; params as for cuLaunchKernel. */
 int ptxq_launch(ptxq_context *ctx, const ptxq_loaded *k, unsigned grid, unsigned block,
                 unsigned smem, void *stream, void **params);
+/* ptxq_launch with options: PTXQ_LAUNCH_PDL launches with programmatic stream serialization
+ * (programmatic dependent launch: the kernel may start before the preceding kernel in the stream
+ * has finished, and must griddepcontrol.wait before touching anything that kernel writes).
+ * Without cuLaunchKernelEx in the driver it falls back to a plain launch (griddepcontrol is then
+ * a no-op). */
+#define PTXQ_LAUNCH_PDL 1u
+int ptxq_launch_ex(ptxq_context *ctx, const ptxq_loaded *k, unsigned grid, unsigned block,
+                   unsigned smem, void *stream, void **params, unsigned flags);
 /* A tiled tensor map (rank <= 5), cached by its arguments; copied into *out. */
 int ptxq_tmap_get(ptxq_context *ctx, CUtensorMapDataType dtype, unsigned rank, uint64_t addr,
                   const cuuint64_t *dims, const cuuint64_t *strides, const cuuint32_t *box,

@@ -6,7 +6,8 @@
  * On a GPU: every format x x dtype x y dtype against the float64 CPU reference (gemv_ref.c) on
  * ragged M, K with a half chunk (NVFP4, K % 32 == 16), batches, padded rows, M-major and 128x4
  * A scales, shared x, per-tensor scales, every plan (rows per thread x warps along K), and bad
- * calls leaving a poisoned y untouched. Without a GPU those tests are skipped, visibly. Data is
+ * calls leaving a poisoned y untouched, and programmatic dependent launch (a GEMV reading the
+ * output of the one before it, every launch mode and prefetch depth, bit-identical results). Without a GPU those tests are skipped, visibly. Data is
  * fresh each run (seed printed; PTXQ_TEST_SEED repeats one). */
 #include <setjmp.h>
 #include <stdarg.h>
@@ -127,6 +128,14 @@ static void test_validate_good(void **state) {
     v.x.dtype = PTXQ_F16;
     v.no_xs = 1;
     expect_ok(v);
+    v.d.flags = PTXQ_GEMV_NO_PDL | PTXQ_GEMV_STATIC_WEIGHTS;
+    v.d.prefetch_trips = 64;
+    v.d.pipelined = 1;
+    expect_ok(v);
+    v.d.flags = PTXQ_GEMV_STATIC_WEIGHTS;
+    v.d.prefetch_trips = -1;
+    v.d.pipelined = -1;
+    expect_ok(v);
     int64_t a0[2] = {5, 0}, s0[2] = {5, 0}, x0 = 0, y0 = 5;
     vcall z = good_call();
     z.a = ptxq_tensor_make(PTXQ_E2M1, 2, a0, 0);
@@ -139,7 +148,7 @@ static void test_validate_good(void **state) {
 
 static void test_validate_bad(void **state) {
     (void)state;
-    for (int c = 0; c < 26; ++c) {
+    for (int c = 0; c < 30; ++c) {
         vcall v = good_call();
         ptxq_status want;
         switch (c) {
@@ -170,7 +179,11 @@ static void test_validate_bad(void **state) {
         case 23: v.a.rank = 4; want = PTXQ_ERR_SHAPE; break;
         case 24: v.x.dtype = PTXQ_F16; v.no_xs = 1; v.d.x_global = 0x700000;
                  want = PTXQ_ERR_INVALID_ARGUMENT; break;
-        default: v.d.format = PTXQ_GEMV_MXFP4; want = PTXQ_ERR_SCALE_SHAPE; break; /* UE4M3 */
+        case 25: v.d.format = PTXQ_GEMV_MXFP4; want = PTXQ_ERR_SCALE_SHAPE; break; /* UE4M3 */
+        case 26: v.d.flags = 4; want = PTXQ_ERR_INVALID_ARGUMENT; break;
+        case 27: v.d.prefetch_trips = -2; want = PTXQ_ERR_INVALID_ARGUMENT; break;
+        case 28: v.d.prefetch_trips = 65; want = PTXQ_ERR_INVALID_ARGUMENT; break;
+        default: v.d.pipelined = 2; want = PTXQ_ERR_INVALID_ARGUMENT; break;
         }
         ptxq_status st = validate(&v);
         if (st != want)
@@ -195,7 +208,8 @@ static int gemv_kernels(ptxq_kernel_info **out) {
     return n;
 }
 
-/* 3 formats x 3 x dtypes x 3 rows-per-thread, each for sm_90a, sm_100a, sm_120a. */
+/* 3 formats x 3 x dtypes x 3 rows-per-thread, and the software-pipelined twins of the 3 NVFP4 x
+ * NVFP4 kernels, each for sm_90a, sm_100a, sm_120a. */
 static void test_registry(void **state) {
     (void)state;
     ptxq_kernel_info *ks;
@@ -210,7 +224,7 @@ static void test_registry(void **state) {
     }
     printf("[ INFO     ] %d gemv cubins in the registry\n", n);
     free(ks);
-    assert_int_equal(n, 81);
+    assert_int_equal(n, 90);
     assert_int_equal(bad, 0);
 }
 
@@ -423,6 +437,243 @@ static void test_bad_inputs_untouched(void **state) {
     dev_free(&g_test.dev, dy);
 }
 
+/* Programmatic dependent launch: GEMV 2 reads GEMV 1's output (x2 = y1, F16) right behind it in
+ * the stream, GEMV 1 alternating between two inputs, so a GEMV 2 that read x before GEMV 1 was
+ * done would see the previous y1 (or the NaN poison). Every format and plan of GEMV 2, launched
+ * without PDL, with PDL, and with PDL + STATIC_WEIGHTS (A's prefetch before the wait), with the
+ * L2 prefetch off, automatic and 1 trip, and the default captured in a CUDA graph: each must
+ * equal, bit for bit, the same plan run with a plain launch and a stream synchronization after
+ * each call. */
+static void test_pdl_chain(void **state) {
+    (void)state;
+    if (no_gpu()) skip();
+    ptxq_dev *D = &g_test.dev;
+    enum { IT = 4 };
+    const int64_t K1 = 32768, N = 1024, M2 = 333, nk1 = K1 / 16;
+    rng64 rg = {g_test.seed++ * 2 + 1};
+    size_t a1n = (size_t)(N * K1 / 2), s1n = (size_t)(N * nk1), x1n = (size_t)(K1 / 2);
+    size_t a2n = (size_t)(M2 * N), s2n = (size_t)(M2 * (N / 16));
+    unsigned char *h = malloc(a1n > a2n ? a1n : a2n);
+    uint64_t a1 = dev_alloc(D, a1n), s1 = dev_alloc(D, s1n), x1[2], xs1[2];
+    for (size_t i = 0; i < a1n; ++i) h[i] = (unsigned char)rng_next(&rg);
+    dev_upload(D, a1, h, a1n);
+    for (size_t i = 0; i < s1n; ++i) h[i] = (unsigned char)(0x30 + rng_next(&rg) % 9); /* 0.5..1 */
+    dev_upload(D, s1, h, s1n);
+    for (int j = 0; j < 2; ++j) {
+        x1[j] = dev_alloc(D, x1n);
+        xs1[j] = dev_alloc(D, (size_t)nk1);
+        for (size_t i = 0; i < x1n; ++i) h[i] = (unsigned char)rng_next(&rg);
+        dev_upload(D, x1[j], h, x1n);
+        for (int64_t i = 0; i < nk1; ++i) h[i] = (unsigned char)(0x30 + rng_next(&rg) % 9);
+        dev_upload(D, xs1[j], h, (size_t)nk1);
+    }
+    uint64_t y1 = dev_alloc(D, (size_t)N * 2), a2 = dev_alloc(D, a2n), s2 = dev_alloc(D, s2n);
+    uint64_t y2 = dev_alloc(D, (size_t)(IT * M2 * 4));
+    float *ref = malloc(sizeof *ref * (size_t)(IT * M2)), *got = malloc(sizeof *got * (size_t)(IT * M2));
+    int64_t a1s[2] = {N, K1}, s1s[2] = {N, nk1}, a2s[2] = {M2, N}, y2s[2] = {IT, M2};
+    ptxq_tensor A1 = ptxq_tensor_make(PTXQ_E2M1, 2, a1s, a1), S1 = ptxq_tensor_make(PTXQ_UE4M3, 2, s1s, s1);
+    ptxq_tensor X1[2], XS1[2];
+    for (int j = 0; j < 2; ++j) {
+        X1[j] = ptxq_tensor_make(PTXQ_E2M1, 1, &K1, x1[j]);
+        XS1[j] = ptxq_tensor_make(PTXQ_UE4M3, 1, &nk1, xs1[j]);
+    }
+    ptxq_tensor Y1 = ptxq_tensor_make(PTXQ_F16, 1, &N, y1), X2 = Y1;
+    static const unsigned modes[3] = {PTXQ_GEMV_NO_PDL, 0, PTXQ_GEMV_STATIC_WEIGHTS};
+    static const int pfs[3] = {-1, 0, 1}, rs[3] = {1, 2, 4}, ks[4] = {1, 2, 4, 8};
+    int fails = 0, runs = 0;
+    for (int f = 0; f < 3; ++f) {
+        ptxq_dtype elem, sdt;
+        int blk;
+        gemv_format_info(k_formats[f], &elem, &sdt, &blk);
+        int64_t nk2 = N / blk, bytes2 = M2 * N * ptxq_dtype_bits(elem) / 8;
+        for (int64_t i = 0; i < bytes2; ++i) {
+            unsigned char b = (unsigned char)rng_next(&rg);
+            h[i] = elem == PTXQ_E4M3 ? (unsigned char)(b & 0xF7) : b; /* no E4M3 NaN */
+        }
+        dev_upload(D, a2, h, (size_t)bytes2);
+        for (int64_t i = 0; i < M2 * nk2; ++i)
+            h[i] = (unsigned char)(sdt == PTXQ_UE4M3 ? 0x30 + rng_next(&rg) % 9 : 120 + rng_next(&rg) % 9);
+        dev_upload(D, s2, h, (size_t)(M2 * nk2));
+        int64_t s2s[2] = {M2, nk2};
+        ptxq_tensor A2 = ptxq_tensor_make(elem, 2, a2s, a2), S2 = ptxq_tensor_make(sdt, 2, s2s, s2);
+        ptxq_tensor Y2 = ptxq_tensor_make(PTXQ_F32, 2, y2s, y2);
+        for (int pl = 0; pl < 12; ++pl)
+            for (int m = -1; m < 10; ++m) { /* -1: the synchronized reference, 9: PDL in a graph */
+                ptxq_gemv_desc d1, d2;
+                memset(&d1, 0, sizeof d1);
+                memset(&d2, 0, sizeof d2);
+                d1.format = PTXQ_GEMV_NVFP4;
+                d2.format = k_formats[f];
+                d2.rows_per_thread = rs[pl / 4];
+                d2.k_warps = ks[pl % 4];
+                d1.flags = d2.flags = m < 0 ? PTXQ_GEMV_NO_PDL : m >= 9 ? 0u : modes[m / 3];
+                d2.prefetch_trips = m < 0 ? -1 : m >= 9 ? 0 : pfs[m % 3];
+                dev_fill(D, y1, 0xFF, (size_t)N * 2); /* NaN */
+                dev_fill(D, y2, 0xFF, (size_t)(IT * M2 * 4));
+                int bad_call = 0;
+                if (m == 9 && D->drv->cuStreamBeginCapture(D->stream, CU_STREAM_CAPTURE_MODE_THREAD_LOCAL)) {
+                    print_error("pdl chain: cuStreamBeginCapture failed\n");
+                    bad_call = 1;
+                }
+                for (int it = 0; it < IT && !bad_call; ++it) {
+                    ptxq_tensor Y2i = Y2;
+                    Y2i.rank = 1;
+                    Y2i.shape[0] = M2;
+                    Y2i.stride[0] = 1;
+                    Y2i.data = y2 + (uint64_t)(it * M2 * 4);
+                    if (ptxq_gemv(D->ctx, &d1, &A1, &S1, &X1[it & 1], &XS1[it & 1], &Y1, D->stream) ||
+                        ptxq_gemv(D->ctx, &d2, &A2, &S2, &X2, NULL, &Y2i, D->stream)) {
+                        print_error("pdl chain: %s\n", ptxq_last_error());
+                        bad_call = 1;
+                        break;
+                    }
+                    if (m < 0) dev_sync(D);
+                }
+                if (m == 9) {
+                    CUgraph g = NULL;
+                    CUgraphExec ge = NULL;
+                    int ok = D->drv->cuStreamEndCapture(D->stream, &g) == CUDA_SUCCESS && !bad_call &&
+                             D->drv->cuGraphInstantiateWithFlags(&ge, g, 0) == CUDA_SUCCESS &&
+                             D->drv->cuGraphLaunch(ge, D->stream) == CUDA_SUCCESS;
+                    if (ge) D->drv->cuGraphExecDestroy(ge);
+                    if (g) D->drv->cuGraphDestroy(g);
+                    if (!ok && !bad_call) {
+                        print_error("pdl chain: the graph of PDL launches failed\n");
+                        bad_call = 1;
+                    }
+                }
+                ++runs;
+                if (bad_call) {
+                    ++fails;
+                    continue;
+                }
+                dev_download(D, m < 0 ? ref : got, y2, sizeof *ref * (size_t)(IT * M2));
+                if (m < 0) {
+                    int nan = 0;
+                    for (int64_t i = 0; i < IT * M2; ++i) nan += ref[i] != ref[i];
+                    if (nan) {
+                        print_error("pdl chain %s r%d k%d: %d NaN in the reference\n",
+                                    gemv_format_name(k_formats[f]), rs[pl / 4], ks[pl % 4], nan);
+                        ++fails;
+                    }
+                    continue;
+                }
+                if (memcmp(ref, got, sizeof *ref * (size_t)(IT * M2))) {
+                    int64_t i = 0;
+                    while (!memcmp(&ref[i], &got[i], sizeof *ref)) ++i;
+                    print_error("pdl chain %s r%d k%d flags %u prefetch %d: y2[%lld] %.9g, "
+                                "reference %.9g\n", gemv_format_name(k_formats[f]), rs[pl / 4],
+                                ks[pl % 4], d2.flags, d2.prefetch_trips, (long long)i, got[i], ref[i]);
+                    ++fails;
+                }
+            }
+    }
+    printf("[ INFO     ] pdl chain: %d runs of %d GEMV pairs, %d failed\n", runs, IT, fails);
+    free(h);
+    free(ref);
+    free(got);
+    dev_free(D, a1);
+    dev_free(D, s1);
+    for (int j = 0; j < 2; ++j) {
+        dev_free(D, x1[j]);
+        dev_free(D, xs1[j]);
+    }
+    dev_free(D, y1);
+    dev_free(D, a2);
+    dev_free(D, s2);
+    dev_free(D, y2);
+    assert_int_equal(fails, 0);
+}
+
+/* The software-pipelined twins (the "...s" kernels, NVFP4 x NVFP4) on ragged shapes with several
+ * trips per warp and a half chunk: y must equal, bit for bit, the plain kernel of the same plan
+ * (same arithmetic in the same order), which the other tests check against the reference; for
+ * MXFP4 / MXFP8 (no twin) desc.pipelined = 1 must fall back to the plain kernel. */
+static void test_pipelined(void **state) {
+    (void)state;
+    if (no_gpu()) skip();
+    ptxq_dev *D = &g_test.dev;
+    const int64_t M = 3001, L = 2;
+    static const int rs[3] = {1, 2, 4}, ks[4] = {1, 2, 4, 8};
+    rng64 rg = {g_test.seed++ * 2 + 1};
+    size_t amax = (size_t)(L * M * (8192 + 64)), ybytes = (size_t)(L * M * 4);
+    unsigned char *h = malloc(amax);
+    float *ref = malloc(ybytes), *got = malloc(ybytes);
+    uint64_t a = dev_alloc(D, amax), as = dev_alloc(D, amax / 16), x = dev_alloc(D, (size_t)(L * 8256));
+    uint64_t xs = dev_alloc(D, (size_t)(L * 8256 / 16)), y = dev_alloc(D, ybytes);
+    int fails = 0, runs = 0;
+    for (int f = 0; f < 3; ++f) {
+        ptxq_dtype elem, sdt;
+        int blk;
+        gemv_format_info(k_formats[f], &elem, &sdt, &blk);
+        int64_t K = f == 0 ? 8192 + 16 : 8192 + 64;
+        int64_t nk = K / blk, xb = L * (f == 0 ? K + 16 : K) * ptxq_dtype_bits(elem) / 8;
+        int64_t ab = L * M * (f == 0 ? K + 16 : K) * ptxq_dtype_bits(elem) / 8; /* NVFP4: padded */
+        for (int64_t i = 0; i < ab; ++i) {
+            unsigned char b = (unsigned char)rng_next(&rg);
+            h[i] = elem == PTXQ_E4M3 ? (unsigned char)(b & 0xF7) : b;
+        }
+        dev_upload(D, a, h, (size_t)ab);
+        dev_upload(D, x, h + 4096, (size_t)xb);
+        for (int64_t i = 0; i < L * M * nk; ++i)
+            h[i] = (unsigned char)(sdt == PTXQ_UE4M3 ? 0x30 + rng_next(&rg) % 9 : 120 + rng_next(&rg) % 9);
+        dev_upload(D, as, h, (size_t)(L * M * nk));
+        dev_upload(D, xs, h + 1000, (size_t)(L * nk));
+        int64_t ash[3] = {L, M, K}, ssh[3] = {L, M, nk}, xsh[2] = {L, K}, xssh[2] = {L, nk}, ysh[2] = {L, M};
+        ptxq_tensor A = ptxq_tensor_make(elem, 3, ash, a), AS = ptxq_tensor_make(sdt, 3, ssh, as);
+        ptxq_tensor X = ptxq_tensor_make(elem, 2, xsh, x), XS = ptxq_tensor_make(sdt, 2, xssh, xs);
+        ptxq_tensor Y = ptxq_tensor_make(PTXQ_F32, 2, ysh, y);
+        if (f == 0) { /* NVFP4 with a half chunk: rows padded to a multiple of 16 bytes */
+            A.stride[1] = K + 16;
+            A.stride[0] = M * (K + 16);
+            X.stride[0] = K + 16;
+        }
+        for (int pl = 0; pl < 12; ++pl)
+            for (int pers = -1; pers <= 1; pers += 2) {
+                ptxq_gemv_desc d;
+                memset(&d, 0, sizeof d);
+                d.format = k_formats[f];
+                d.rows_per_thread = rs[pl / 4];
+                d.k_warps = ks[pl % 4];
+                d.pipelined = pers;
+                ptxq_gemv_plan pp;
+                dev_fill(D, y, 0xFF, ybytes);
+                ++runs;
+                if (ptxq_gemv_plan_for(D->ctx, &d, &A, &AS, &X, &XS, &Y, &pp) ||
+                    ptxq_gemv(D->ctx, &d, &A, &AS, &X, &XS, &Y, D->stream)) {
+                    print_error("pipelined: %s\n", ptxq_last_error());
+                    ++fails;
+                    continue;
+                }
+                if (pp.pipelined != (pers > 0 && f == 0)) { /* NVFP4's twins only */
+                    print_error("pipelined %s r%d k%d: plan.pipelined %d for desc %d (%s)\n",
+                                gemv_format_name(k_formats[f]), rs[pl / 4], ks[pl % 4],
+                                pp.pipelined, pers, pp.kernel);
+                    ++fails;
+                }
+                dev_download(D, pers < 0 ? ref : got, y, ybytes);
+                if (pers > 0 && memcmp(ref, got, ybytes)) {
+                    int64_t i = 0;
+                    while (!memcmp(&ref[i], &got[i], sizeof *ref)) ++i;
+                    print_error("pipelined %s r%d k%d: y[%lld] %.9g, plain kernel %.9g\n",
+                                gemv_format_name(k_formats[f]), rs[pl / 4], ks[pl % 4],
+                                (long long)i, got[i], ref[i]);
+                    ++fails;
+                }
+            }
+    }
+    printf("[ INFO     ] pipelined: %d runs, %d failed\n", runs, fails);
+    free(h);
+    free(ref);
+    free(got);
+    dev_free(D, a);
+    dev_free(D, as);
+    dev_free(D, x);
+    dev_free(D, xs);
+    dev_free(D, y);
+    assert_int_equal(fails, 0);
+}
+
 int main(void) {
     const struct CMUnitTest tests[] = {
         cmocka_unit_test(test_validate_good),
@@ -433,6 +684,8 @@ int main(void) {
         cmocka_unit_test(test_layouts),
         cmocka_unit_test(test_every_plan),
         cmocka_unit_test(test_bad_inputs_untouched),
+        cmocka_unit_test(test_pdl_chain),
+        cmocka_unit_test(test_pipelined),
     };
     return cmocka_run_group_tests(tests, setup, teardown);
 }
