@@ -119,7 +119,7 @@ def default_pipe(mode, bn):
     """The pipeline src/gemm.c picks when not overridden (measured there)."""
     if mode == "row":
         return ""
-    return "p2" if bn == 128 else "h2" if (mode == "tensor" and bn == 192) else ""
+    return "p2" if bn == 128 else ""
 
 
 def variants():

@@ -77,6 +77,11 @@ static int pick_tile_n(int64_t M, int64_t N, int sms) {
  * 3 interleaved rounds): TENSOR 8192^3 n192_c2 1186-1277 -> h2 1320-1332 TFLOPS; TENSOR n128
  * 1211 -> p2 1255-1265; BLOCK 4096x7168x16384 n160 1035-1083 -> n128 p2 1102-1111 (plain n128
  * 936-952); ROW 8192^3 h2 was slower (1208-1294 vs 1268-1351), so ROW keeps "".
+ * Re-measured 2026-11-22 after the consumer stopped keeping %tid.x-derived values live through the
+ * K loop (3 interleaved rounds, H200): TENSOR 8192^3 n192_c2 1329-1342 vs h2 1305-1312, so TENSOR
+ * at 192 is plain again; ROW "" 1286-1297 vs h2 1289-1292; BLOCK n128 p2 still best (4096 x
+ * {24576x1536, 32768x512, 7168x16384}: p2 838 / 451 / 1132 TFLOPS, plain n128 795 / 442 / 969,
+ * n160 815 / 450 / 1075, n192 776 / 430 / 893).
  * PTXQ_GEMM_PIPE=off|p2|h2 overrides the default (off also restores BLOCK's tile-width pick);
  * a variant that does not exist for the mode and width falls back to "". */
 static int pipe_off(void) {
@@ -92,7 +97,7 @@ static const char *pick_pipe(ptxq_gemm_scaling s, int tile_n, int e4m3_pair) {
     else if (s == PTXQ_GEMM_SCALE_ROW)
         want = "";
     else
-        want = tile_n == 128 ? "p2" : (s == PTXQ_GEMM_SCALE_TENSOR && tile_n == 192) ? "h2" : "";
+        want = tile_n == 128 ? "p2" : "";
     if (!strcmp(want, "p2") && tile_n != 128) want = "";
     if (!strcmp(want, "h2") && s == PTXQ_GEMM_SCALE_BLOCK && tile_n == 192) want = "";
     return want;
