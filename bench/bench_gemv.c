@@ -18,7 +18,8 @@
  *     --prefetch: desc.prefetch_trips (0 = the runtime's depth, -1 = none). Lists time every
  *     combination, each on its own row, in the same process against the same copy figure.
  *     --pipelined: desc.pipelined (0 = the runtime's choice, 1 = the software-pipelined kernel,
- *     -1 = the plain one; "s" after the grid marks the pipelined kernel).
+ *     2 = the bulk-copy ring kernel, -1 = the plain one; "s" / "b" after the grid marks the
+ *     pipelined / ring kernel).
  *     --batch: calls per timed batch (default 32; at least the copies of A). --graph: capture a
  *     batch into a CUDA graph once and time graph launches (no host work between kernels);
  *     otherwise the row ends with the host's enqueue time per call.
@@ -293,7 +294,7 @@ static int bench_one(ptxq_dev *d, ptxq_gemv_format f, ptxq_dtype xt, ptxq_dtype 
                gemv_format_name(f), xname, ptxq_dtype_name(yt), (long long)M, (long long)K,
                (long long)L, bad == 0 ? "ok" : bad < 0 ? "ERROR" : "FAIL", us, gbps, bound_us,
                100.0 * gbps / cp->gbps, plan.rows_per_thread, plan.k_warps, pdl,
-               plan.prefetch_trips, plan.grid, plan.pipelined ? "s" : " ", plan.registers, a_bytes / 1048576.0,
+               plan.prefetch_trips, plan.grid, plan.pipelined == 2 ? "b" : plan.pipelined ? "s" : " ", plan.registers, a_bytes / 1048576.0,
                as_bytes / 1048576.0, copies, G.batch, md->graph ? " in a graph" : "", host_us);
         if (us <= 0) fails++;
     }

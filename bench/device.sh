@@ -2,12 +2,22 @@
 # One call on a GPU machine: build, run every test (GPU tests included), run the benches, and
 # print a short table last. Logs go to $OUT (the device tool brings that folder back).
 #   bash bench/device.sh            (cmocka .debs in .deps/ are unpacked if cmocka is missing)
+# Environment:
+#   TESTS=0            skip the test programs
+#   BENCHES="gemv gemm" which family benches to run (default: quant gemv gemm)
+#   EXTRA="bench gemv --pipelined 0,2
+#          bench gemm --mode block"   more ptxq commands, one per line, after the benches;
+#                                     output in $OUT/extra_<n>.txt
+#   STEP_TIMEOUT=300   seconds before any one test program or bench command is killed
+# While the benches run, nvidia-smi samples SM clock, power and temperature every 200 ms into
+# $OUT/clocks.txt (FP8 GEMMs run power-limited: the clock under load says how far).
 set -u
 cd "$(dirname "$0")/.."
 OUT=${OUT:-/tmp/ptxq-out}
 mkdir -p "$OUT"
 CUDA_ROOT=${CUDA_ROOT:-/usr/local/cuda}
 export PATH="$CUDA_ROOT/bin:$PATH"
+T=${STEP_TIMEOUT:-300}
 if ! pkg-config --exists cmocka 2>/dev/null && [ -d .deps ]; then
   P=/tmp/cmocka-root
   mkdir -p "$P"
@@ -18,26 +28,48 @@ if ! pkg-config --exists cmocka 2>/dev/null && [ -d .deps ]; then
   sed "s#^prefix=.*#prefix=$P/usr#" "$(find "$P" -name cmocka.pc | head -1)" > "$P/pc/cmocka.pc"
   export PKG_CONFIG_PATH="$P/pc:${PKG_CONFIG_PATH:-}"
 fi
-nvidia-smi --query-gpu=name,driver_version,clocks.sm,clocks.mem,temperature.gpu --format=csv,noheader | tee "$OUT/info.txt"
+{ date -u; nvidia-smi --query-gpu=name,driver_version,clocks.sm,clocks.mem,power.limit,temperature.gpu --format=csv,noheader; } | tee "$OUT/info.txt"
 B=build-dev
 t0=$(date +%s)
 { meson setup "$B" -Dcudatoolkit="$CUDA_ROOT" >/dev/null && ninja -C "$B" >"$OUT/build.log" 2>&1; } || { tail -40 "$OUT/build.log"; exit 1; }
 echo "build: $(( $(date +%s) - t0 )) s"
-meson test -C "$B" --print-errorlogs --verbose >"$OUT/tests.log" 2>&1
-trc=$?
-grep -E '^\[  (PASSED|FAILED|SKIPPED) |^\[  FAILED  \]|FAIL  |\[ FAIL|Ok:|Fail:|Skipped:' "$OUT/tests.log" | tail -30
+trc=skipped
+if [ "${TESTS:-1}" = 1 ]; then
+  t0=$(date +%s)
+  meson test -C "$B" --print-errorlogs --verbose >"$OUT/tests.log" 2>&1
+  trc=$?
+  grep -E '^\[  (PASSED|FAILED|SKIPPED) |^\[  FAILED  \]|FAIL  |\[ FAIL|Ok:|Fail:|Skipped:|Timeout:' "$OUT/tests.log" | tail -30
+  echo "tests: $(( $(date +%s) - t0 )) s"
+fi
 "$B/ptxq" info | tee -a "$OUT/info.txt"
 "$B/ptxq" kernels >"$OUT/kernels.txt" 2>&1
-for in in bf16 f32; do
-  "$B/ptxq" bench quant --in $in --rows 16384 --k 8192 | tee "$OUT/bench_quant_$in.txt"
+nvidia-smi --query-gpu=timestamp,clocks.sm,power.draw,temperature.gpu --format=csv,noheader -lms 200 >"$OUT/clocks.txt" 2>/dev/null &
+smi=$!
+for fam in ${BENCHES:-quant gemv gemm}; do
+  case $fam in
+    quant) for in in bf16 f32; do
+             timeout "$T" "$B/ptxq" bench quant --in $in --rows 16384 --k 8192 | tee "$OUT/bench_quant_$in.txt"
+           done ;;
+    *) echo "== bench $fam $(date -u +%T)" >>"$OUT/clocks.txt"
+       timeout "$T" "$B/ptxq" bench "$fam" 2>&1 | tee "$OUT/bench_$fam.txt" ;;
+  esac
 done
-if "$B/ptxq" help 2>&1 | grep -q gemv; then
-  "$B/ptxq" bench gemv | tee "$OUT/bench_gemv.txt"
-fi
-if "$B/ptxq" help 2>&1 | grep -q gemm; then
-  "$B/ptxq" bench gemm 2>&1 | tee "$OUT/bench_gemm.txt"
-fi
+n=0
+while IFS= read -r line; do
+  [ -z "$line" ] && continue
+  n=$((n + 1))
+  echo "== ptxq $line $(date -u +%T)" | tee "$OUT/extra_$n.txt" >>"$OUT/clocks.txt"
+  # shellcheck disable=SC2086
+  timeout "$T" "$B/ptxq" $line >>"$OUT/extra_$n.txt" 2>&1
+done <<< "${EXTRA:-}"
+kill "$smi" 2>/dev/null
 echo
-echo "==== summary ($(head -1 "$OUT/info.txt"))"
-echo "tests exit $trc: $(grep -E '^Ok:|^Fail:|^Skipped:' "$OUT/tests.log" | tr '\n' ' ')"
-for f in "$OUT"/bench_*.txt; do echo "-- $(basename "$f")"; grep -E '^(copy|mode|tensor|row|block|mx8|nvfp4|mxfp|i8|dequant|gemv|shape|  ?[0-9])' "$f"; done
+echo "==== summary ($(sed -n 2p "$OUT/info.txt"))"
+echo "tests exit $trc: $(grep -E '^Ok:|^Fail:|^Skipped:|^Timeout:' "$OUT/tests.log" 2>/dev/null | tr -s ' ' | tr '\n' ' ')"
+for f in "$OUT"/bench_*.txt "$OUT"/extra_*.txt; do
+  [ -f "$f" ] || continue
+  echo "-- $(basename "$f"): $(head -1 "$f" | cut -c1-100)"
+  grep -E '^(copy|mode|tensor|row|block|mx8|mxfp8|nvfp4|mxfp4|i8|dequant|gemv|shape|  ?[0-9])' "$f" | cut -c1-150
+done
+load() { grep -v '^==' "$OUT/clocks.txt" | awk -F', ' -v c="$1" '$3+0 > 200 {print $c+0}' | sort -n | awk '{v[NR]=$1} END {if (NR) printf "%d / %d / %d", v[1], v[int((NR+1)/2)], v[NR]}'; }
+echo "-- under load (power > 200 W), min / median / max: SM clock $(load 2) MHz, power $(load 3) W"

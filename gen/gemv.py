@@ -152,7 +152,17 @@ def pipelined(fmt, xt):
 
 
 def kernel_name(fmt, xt, rows, twin=0):
-    return f"gemv_{fmt}_{fmt if xt == 'same' else xt}_r{rows}{'s' if twin else ''}"
+    """twin: 0 plain, 1 software-pipelined ("s"), 2 bulk-copy ring ("b")."""
+    return f"gemv_{fmt}_{fmt if xt == 'same' else xt}_r{rows}{['', 's', 'b'][twin]}"
+
+
+# The bulk-copy ring ("...b" kernels, NVFP4 x NVFP4, sm_90a): each warp streams its R rows of A
+# and their scale bytes into its own ring of BULK_DEPTH[R] stages in shared memory with 1-D
+# cp.async.bulk (one stage = one trip: 32 chunks = 512 bytes of A and 64 scale bytes per row),
+# one mbarrier per stage. Ring: 8 warps x depth x R x 576 bytes = 36 KiB per CTA (static
+# shared memory stays under 48 KiB), about 4.5 KiB of A in flight per warp without registers.
+BULK_DEPTH = {1: 8, 2: 4, 4: 2}
+BULK_ROW = 512 + 64     # bytes per row per stage: A, then (after all R rows of A) scales
 
 
 def variants():
@@ -166,12 +176,13 @@ def variants():
     for fmt, f in FORMATS.items():
         for xt in XTYPES:
             for rows in ROWS:
-                for twin in ((0, 1) if xt == "same" and fmt == "nvfp4" else (0,)):
+                for twin in ((0, 1, 2) if xt == "same" and fmt == "nvfp4" else (0,)):
                     res.append((kernel_name(fmt, xt, rows, twin),
                                 {"format": fmt, "x": xt, "rows": rows, "elem": f["elem"],
                                  "scale": f["scale"], "block": f["block"],
                                  "unroll": unroll(fmt, xt, rows), "threads": THREADS,
-                                 "pipe": pipelined(fmt, xt), "twin": twin}))
+                                 "pipe": pipelined(fmt, xt), "twin": twin & 1,
+                                 "bulk": twin >> 1}))
     return res
 
 
@@ -324,6 +335,8 @@ class GV:
         if p.get("twin") and target == "sm_90a":
             # the pipelined twin; elsewhere (not measured; sm_120a spills) it is the plain kernel
             self.pipe = 1
+        # the bulk-copy ring (sm_90a; elsewhere, not measured, the plain kernel)
+        self.bulk = bool(p.get("bulk")) and target == "sm_90a"
         # x bytes per chunk: FP4 chunk = 32 elements, FP8 chunk = 16
         self.epc = 32 if self.fp4 else 16
         self.xbytes = 16 if self.same else 2 * self.epc
@@ -823,6 +836,153 @@ class GV:
         self.body(1, True, "t")
         k.label("TAIL_DONE")
 
+    # ---- the bulk-copy ring ("...b": NVFP4 x NVFP4, sm_90a) --------------------------------
+    def bulk_issue(self, j, slot):
+        """Lane 0: stage j of this warp (chunks cb0 + j * step ...) into ring slot `slot`: R rows
+        of A (16 n bytes each) and their scale bytes (2 n), n = min(32, nch - chunk), one mbarrier
+        with the byte count. The runtime guarantees n % 8 == 0 (K % 256 == 0) and 16-byte aligned
+        rows and scale rows (strided scales, K stride 1)."""
+        k, R = self.k, self.R
+        cj, n, t = k.reg(".b32", "bq_c"), k.reg(".b32", "bq_n"), k.reg(".b32", "bq_t")
+        k(f"mad.lo.u32 {cj}, {j}, %step, %cb0")
+        k(f"sub.u32 {n}, %a_nch, {cj}")
+        k(f"min.u32 {n}, {n}, 32")
+        bar, dst = k.reg(".b32", "bq_bar"), k.reg(".b32", "bq_dst")
+        k(f"mad.lo.u32 {bar}, {slot}, 8, %bar_w")
+        k(f"mad.lo.u32 {dst}, {slot}, {R * BULK_ROW}, %ring_w")
+        k(f"mul.lo.u32 {t}, {n}, {18 * R}")
+        k(f"mbarrier.arrive.expect_tx.shared::cta.b64 _, [{bar}], {t}")
+        nb, ns = k.reg(".b32", "bq_nb"), k.reg(".b32", "bq_ns")
+        k(f"shl.b32 {nb}, {n}, 4")
+        k(f"shl.b32 {ns}, {n}, 1")
+        src, sd = k.reg(".b64", "bq_src"), k.reg(".b32", "bq_sd")
+        so = k.reg(".b32", "bq_so")
+        k(f"shl.b32 {so}, {cj}, 1")
+        for r in range(R):
+            k(f"mad.wide.u32 {src}, {cj}, 16, %abase{r}")
+            k(f"add.u32 {sd}, {dst}, {512 * r}")
+            k(f"cp.async.bulk.shared::cluster.global.mbarrier::complete_tx::bytes.L2::cache_hint"
+              f" [{sd}], [{src}], {nb}, [{bar}], %pol_a")
+            k(f"mad.wide.u32 {src}, {so}, 1, %sbase{r}")
+            k(f"add.u32 {sd}, {dst}, {512 * R + 64 * r}")
+            k(f"cp.async.bulk.shared::cluster.global.mbarrier::complete_tx::bytes.L2::cache_hint"
+              f" [{sd}], [{src}], {ns}, [{bar}], %pol_a")
+
+    def bulk_loops(self):
+        """Per warp: lane 0 inits the warp's D stage barriers and fills the ring (before the PDL
+        wait with FLAG_EARLY, after it otherwise); then per stage every lane loads its x chunk
+        (global, L1-resident), waits for the stage's barrier, reads its chunk of each row and the
+        two scale bytes from shared memory (ld.shared.v4 / .u16: a warp reads 512 contiguous
+        bytes per row, conflict-free), computes exactly as the plain kernel's trips (same order:
+        bit-identical results), syncs the warp and lane 0 refills the slot with stage i + D."""
+        k, R = self.k, self.R
+        D = BULK_DEPTH[R]
+        lg = D.bit_length() - 1
+        k.comment(f"---- bulk-copy ring: {D} stages x {R} rows x {BULK_ROW} bytes per warp")
+        for name in ("ring_w", "bar_w", "cb0", "nst", "bi", "bq_j", "bq_s"):
+            k.reg(".b32", name)
+        t, p0, p = k.reg(".b32", "t_b"), k.reg(".pred", "p_l0"), k.reg(".pred", "p_b")
+        k("mov.u32 %ring_w, ring")
+        k(f"mad.lo.u32 %ring_w, %warp, {D * R * BULK_ROW}, %ring_w")
+        k("mov.u32 %bar_w, fullbar")
+        k(f"mad.lo.u32 %bar_w, %warp, {8 * D}, %bar_w")
+        k("mov.u32 %cb0, %cb")
+        k.comment("stages of this warp: ceil((nch - cb0) / step), 0 if nch <= cb0")
+        k("sub.u32 %nst, %a_nch, %cb0")
+        k("add.u32 %nst, %nst, %step")
+        k("sub.u32 %nst, %nst, 1")
+        k("add.u32 %t_b, %a_wk_shift, 5")
+        k("shr.u32 %nst, %nst, %t_b")
+        k("setp.le.u32 %p_b, %a_nch, %cb0")
+        k("selp.b32 %nst, 0, %nst, %p_b")
+        k("setp.eq.u32 %p_l0, %lane, 0")
+        f, pe = k.reg(".b32", "t_fe"), k.reg(".pred", "p_early")
+        k(f"and.b32 {f}, %a_flags, {FLAG_EARLY}")
+        k(f"setp.ne.u32 {pe}, {f}, 0")
+        k(f"@{pe} bra.uni BW_EARLY")
+        k("griddepcontrol.wait")
+        k.label("BW_EARLY")
+        k("@!%p_l0 bra FILL_DONE")
+        for s in range(D):
+            k(f"mbarrier.init.shared::cta.b64 [%bar_w+{8 * s}], 1")
+        k("fence.mbarrier_init.release.cluster")
+        k("fence.proxy.async.shared::cta")
+        k.comment("fill: stages 0 .. min(D, nst) - 1")
+        k("mov.u32 %bq_j, 0")
+        k.label("FILL_LOOP")
+        k("setp.ge.u32 %p_b, %bq_j, %nst")
+        k(f"setp.ge.or.u32 %p_b, %bq_j, {D}, %p_b")
+        k("@%p_b bra FILL_DONE")
+        self.bulk_issue("%bq_j", "%bq_j")
+        k("add.u32 %bq_j, %bq_j, 1")
+        k("bra FILL_LOOP")
+        k.label("FILL_DONE")
+        k("bar.warp.sync 0xffffffff")
+        k(f"@!{pe} bra.uni BW_DONE")
+        k("griddepcontrol.wait")
+        k.label("BW_DONE")
+        k.reg(".b64", "xs_k64")
+        k("cvt.u64.u32 %xs_k64, %a_xs_k")
+
+        k.comment("---- per stage: x from global, wait, A and scales from shared memory")
+        k("mov.u32 %bi, 0")
+        k.label("ST_LOOP")
+        k("setp.ge.u32 %p_b, %bi, %nst")
+        k("@%p_b bra.uni ST_DONE")
+        c, pv = k.reg(".b32", "c0"), k.reg(".pred", "p_full")
+        k(f"mad.lo.u32 %cb, %bi, %step, %cb0")
+        k(f"add.u32 {c}, %cb, %lane")
+        k(f"setp.lt.u32 {pv}, {c}, %a_nch")
+        xa = k.reg(".b64", "xaddr0")
+        k(f"mad.wide.u32 {xa}, {c}, 16, %xrow")
+        xw = [k.reg(".b32", f"x0_{j}") for j in range(4)]
+        self.zero(xw)
+        self.ld(xw, xa, "x", pv)
+        kk = self.chunk_k(c, "0")
+        sa = k.reg(".b64", "xsaddr0")
+        k(f"mad.wide.u32 {sa}, {kk}, %a_xs_k, %xsrow")
+        xsb = self.scale_bytes("xs0", sa, f"add.u64 {sa}, {sa}, %xs_k64", "x", True, pv, pv)
+        slot, par = k.reg(".b32", "slot"), k.reg(".b32", "par")
+        k(f"and.b32 {slot}, %bi, {D - 1}")
+        k(f"shr.u32 {par}, %bi, {lg}")
+        k(f"and.b32 {par}, {par}, 1")
+        bar = k.reg(".b32", "st_bar")
+        k(f"mad.lo.u32 {bar}, {slot}, 8, %bar_w")
+        pw = k.reg(".pred", "p_wait")
+        k.label("ST_WAIT")
+        k(f"mbarrier.try_wait.parity.shared::cta.b64 {pw}, [{bar}], {par}")
+        k(f"@!{pw} bra ST_WAIT")
+        base = k.reg(".b32", "st_base")
+        k(f"mad.lo.u32 {base}, {slot}, {R * BULK_ROW}, %ring_w")
+        sl = k.reg(".b32", "st_lane")
+        k(f"mad.lo.u32 {sl}, %lane, 16, {base}")
+        ss = k.reg(".b32", "st_sc")
+        k(f"mad.lo.u32 {ss}, %lane, 2, {base}")
+        aw, asb = [], []
+        for r in range(R):
+            words = [k.reg(".b32", f"a0_{r}_{j}") for j in range(4)]
+            self.zero(words)
+            k(f"@{pv} ld.shared.v4.b32 {{{', '.join(words)}}}, [{sl}+{512 * r}]")
+            aw.append(words)
+            s0, s1 = k.reg(".b32", f"as0_{r}_0"), k.reg(".b32", f"as0_{r}_1")
+            k(f"mov.b32 {s0}, 0")
+            k(f"@{pv} ld.shared.u16 {s0}, [{ss}+{512 * R + 64 * r}]")
+            k(f"shr.u32 {s1}, {s0}, 8")
+            asb.append([s0, s1])
+        self.compute((1, [xw], [xsb], [aw], [asb]), "b")
+        k.comment("every lane has read the slot: lane 0 refills it with stage bi + D")
+        k("bar.warp.sync 0xffffffff")
+        k(f"add.u32 %bq_j, %bi, {D}")
+        k("setp.ge.u32 %p_b, %bq_j, %nst")
+        k("@%p_b bra.uni ST_NEXT")
+        k("@!%p_l0 bra ST_NEXT")
+        self.bulk_issue("%bq_j", slot)
+        k.label("ST_NEXT")
+        k("bar.warp.sync 0xffffffff")
+        k("add.u32 %bi, %bi, 1")
+        k("bra.uni ST_LOOP")
+        k.label("ST_DONE")
+
     def finish(self):
         k, R = self.k, self.R
         k.comment("---- reduce: butterfly per row, then the WK warps of a row through shared memory")
@@ -901,16 +1061,27 @@ class GV:
         self.args()
         k("griddepcontrol.launch_dependents")
         self.setup()
-        self.prologue()
-        self.loops()
+        if self.bulk:
+            self.bulk_loops()
+        else:
+            self.prologue()
+            self.loops()
         self.finish()
         k("ret")
         params = [f".param .align 8 .b8 args[{self.argsize}]"]
         directives = [f".maxntid {THREADS}, 1, 1"]
+        if self.bulk:
+            # 64 registers (4 CTAs per SM, as the plain kernels) instead of 80 for R = 4: no spills
+            directives.append(".minnctapersm 4")
         hdr = header(GENERATOR, k.name, "gemv", THREADS, 0, self.p)
         text = k.render(hdr, self.target, params, directives)
         # the reduction buffer: one f32 per (warp, row)
-        decl = f".shared .align 16 .b8 red[{4 * WARPS * self.R}];\n\n"
+        decl = f".shared .align 16 .b8 red[{4 * WARPS * self.R}];\n"
+        if self.bulk:
+            D = BULK_DEPTH[self.R]
+            decl += (f".shared .align 128 .b8 ring[{WARPS * D * self.R * BULK_ROW}];\n"
+                     f".shared .align 8 .b8 fullbar[{8 * WARPS * D}];\n")
+        decl += "\n"
         return text.replace(".visible .entry", decl + ".visible .entry", 1)
 
 

@@ -313,9 +313,14 @@ typedef struct ptxq_gemv_desc {
     unsigned flags;                   /* PTXQ_GEMV_NO_PDL | PTXQ_GEMV_STATIC_WEIGHTS, 0 = PDL */
     int prefetch_trips;               /* L2 prefetch depth: 0 = chosen by the runtime, -1 =
                                          none, else 1..64 trips (of 32 * k_warps chunks a row) */
-    int pipelined;                    /* NVFP4 x NVFP4: 0 = chosen by the runtime, 1 = the
+    int pipelined;                    /* NVFP4 x NVFP4: 0 = chosen by the runtime (the ring
+                                         where STATIC_WEIGHTS lets it fill before the PDL
+                                         wait and the shape allows it), 1 = the
                                          software-pipelined kernel (next trip's loads before this
-                                         trip's decode), -1 = the plain one; others: ignored */
+                                         trip's decode), 2 = the bulk-copy ring kernel (A and
+                                         its scales streamed into shared memory; needs K % 256
+                                         == 0, strided 16-byte aligned scales, else as 0),
+                                         -1 = the plain one; others: ignored */
 } ptxq_gemv_desc;
 
 /* desc.flags (see "Launch" above) */
@@ -334,7 +339,8 @@ typedef struct ptxq_gemv_plan {
     int pdl;               /* launched with programmatic dependent launch */
     int early;             /* A read before the PDL wait (PTXQ_GEMV_STATIC_WEIGHTS) */
     int prefetch_trips;    /* L2 prefetch depth used */
-    int pipelined;         /* 1: the software-pipelined kernel (name ends in "s") */
+    int pipelined;         /* 1: the software-pipelined kernel (name ends in "s"), 2: the
+                              bulk-copy ring kernel (name ends in "b") */
 } ptxq_gemv_plan;
 
 /* Every check ptxq_gemv makes, without a device: PTXQ_OK if the call would be accepted. */

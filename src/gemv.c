@@ -111,8 +111,8 @@ static int plan_shape(const ptxq_gemv_desc *d, const ptxq_tensor *a, const ptxq_
     if (d->prefetch_trips < -1 || d->prefetch_trips > 64)
         return ptxq_fail(PTXQ_ERR_INVALID_ARGUMENT, "gemv: prefetch_trips %d; 0 (auto), -1 (none) or "
                          "1..64", d->prefetch_trips);
-    if (d->pipelined < -1 || d->pipelined > 1)
-        return ptxq_fail(PTXQ_ERR_INVALID_ARGUMENT, "gemv: pipelined %d; 0 (auto), 1 or -1",
+    if (d->pipelined < -1 || d->pipelined > 2)
+        return ptxq_fail(PTXQ_ERR_INVALID_ARGUMENT, "gemv: pipelined %d; 0 (auto), 1, 2 or -1",
                          d->pipelined);
     if (d->a_global % 4 || d->x_global % 4)
         return ptxq_fail(PTXQ_ERR_ALIGNMENT, "gemv: a_global / x_global must be 4-byte aligned");
@@ -348,14 +348,47 @@ static int pipe_auto(const gemv_shape *s, const ptxq_gemv_plan *p) {
     return ceil_div(s->nch, 32 * (int64_t)p->k_warps) >= 4;
 }
 
-/* Swaps in the software-pipelined twin ("...s", NVFP4 x NVFP4 only) where asked or chosen. */
-static void pick_twin(const gemv_shape *s, const ptxq_gemv_desc *d, const char *target,
+/* Whether the bulk-copy ring kernel ("...b", NVFP4 x NVFP4) can run this shape: its 1-D bulk
+ * copies need 16-byte aligned sources and sizes, so K % 256 == 0 (a stage's scale bytes are a
+ * multiple of 16), strided A scales with K stride 1, and 16-byte aligned A and scale rows and
+ * batches. */
+static int bulk_ok(const gemv_shape *s) {
+    const ptxq_gemv_args *g = &s->args;
+    return s->fmt == 0 && s->xk == 0 && s->K % 256 == 0 && !(g->flags & PTXQ_GEMV_FLAG_SF128x4) &&
+           g->kmul == 1 && g->ks1 == 1 && g->a % 16 == 0 && g->a_m % 16 == 0 && g->a_l % 16 == 0 &&
+           g->as % 16 == 0 && g->as_m % 16 == 0 && g->as_l % 16 == 0;
+}
+
+/* The automatic choice of the bulk-copy ring kernel: only where A may be read before the PDL wait
+ * (PTXQ_GEMV_STATIC_WEIGHTS with PDL), so the ring's first stages fill while the previous kernel
+ * finishes. Measured on an H100 (bench gemv --pdl on,early --pipelined 0,2,-1, one call): with
+ * the early fill the ring beats the best other NVFP4 kernel on all four bench shapes (+6.8, +0.5,
+ * +5.8 and +1.1 points of copy); after the wait it loses 2.5 to 5 points (a lane-0 issued ring
+ * has a longer first-byte latency than 16-byte loads from every lane). PTXQ_GEMV_BULK=0|1 forces
+ * it (experiments, read once per thread). */
+static int bulk_auto(int early) {
+    static _Thread_local int env = -2;
+    if (env == -2) {
+        const char *e = getenv("PTXQ_GEMV_BULK");
+        env = e && *e ? atoi(e) : -1;
+    }
+    if (env >= 0) return env > 0;
+    return early;
+}
+
+/* Swaps in the software-pipelined twin ("...s") or the bulk-copy ring kernel ("...b"), NVFP4 x
+ * NVFP4 only, where asked or chosen. desc.pipelined = 2 asks for the ring kernel; where the shape
+ * does not allow it (bulk_ok) the automatic choice is made instead. */
+static void pick_twin(const gemv_shape *s, const ptxq_gemv_desc *d, const char *target, int early,
                       ptxq_gemv_plan *p) {
     p->pipelined = 0;
     if (s->fmt != 0 || s->xk != 0) return;
-    if (!(d->pipelined > 0 || (d->pipelined == 0 && pipe_auto(s, p)))) return;
+    int bulk = bulk_ok(s) && (d->pipelined == 2 || (d->pipelined == 0 && bulk_auto(early)));
+    if (!bulk && !(d->pipelined == 1 || ((d->pipelined == 0 || d->pipelined == 2) &&
+                                         pipe_auto(s, p))))
+        return;
     char sname[sizeof p->kernel + 2];
-    snprintf(sname, sizeof sname, "%ss", p->kernel);
+    snprintf(sname, sizeof sname, "%s%s", p->kernel, bulk ? "b" : "s");
     const ptxq_kernel_entry *e =
         strlen(sname) < sizeof p->kernel ? ptxq_entry_find(sname, target) : NULL;
     if (!e) return;
@@ -364,7 +397,7 @@ static void pick_twin(const gemv_shape *s, const ptxq_gemv_desc *d, const char *
     int regs = e->registers > 0 ? (e->registers + 7) / 8 * 8 : 64;
     int cps = 65536 / (PTXQ_GEMV_THREADS * regs);
     p->ctas_per_sm = cps < 1 ? 1 : cps > 2048 / PTXQ_GEMV_THREADS ? 2048 / PTXQ_GEMV_THREADS : cps;
-    p->pipelined = 1;
+    p->pipelined = bulk ? 2 : 1;
 }
 
 /* The last plans this thread chose, by everything the choice depends on. Scoring looks 12 kernel
@@ -373,7 +406,7 @@ static void pick_twin(const gemv_shape *s, const ptxq_gemv_desc *d, const char *
  * host-bound without this memo. */
 typedef struct plan_memo {
     const char *target;
-    int sms, fmt, xk, rows, kw, pipe;
+    int sms, fmt, xk, rows, kw, pipe, ring; /* ring: bulk_ok | early << 1 */
     int64_t M, L, nch;
     ptxq_gemv_plan plan;
 } plan_memo;
@@ -382,12 +415,14 @@ static _Thread_local plan_memo g_memo[PLAN_MEMO];
 static _Thread_local int g_memo_next;
 
 static int memo_plan(const gemv_shape *s, const ptxq_gemv_desc *d, const char *target, int sms,
-                     ptxq_gemv_plan *p) {
+                     int early, ptxq_gemv_plan *p) {
+    /* NOTE: the ring's eligibility depends on alignments and strides, not only on the shape */
+    int ring = (s->fmt == 0 && s->xk == 0) ? bulk_ok(s) | early << 1 : 0;
     for (int i = 0; i < PLAN_MEMO; ++i) {
         const plan_memo *m = &g_memo[i];
         if (m->target == target && m->target && m->sms == sms && m->fmt == s->fmt &&
             m->xk == s->xk && m->rows == d->rows_per_thread && m->kw == d->k_warps &&
-            m->pipe == d->pipelined &&
+            m->pipe == d->pipelined && m->ring == ring &&
             m->M == s->M && m->L == s->L && m->nch == s->nch) {
             *p = m->plan;
             return PTXQ_OK;
@@ -395,10 +430,10 @@ static int memo_plan(const gemv_shape *s, const ptxq_gemv_desc *d, const char *t
     }
     int st = choose_plan(s, d, target, sms, p);
     if (st) return st;
-    pick_twin(s, d, target, p);
+    pick_twin(s, d, target, early, p);
     plan_memo *m = &g_memo[g_memo_next];
     g_memo_next = (g_memo_next + 1) % PLAN_MEMO;
-    *m = (plan_memo){target, sms, s->fmt, s->xk, d->rows_per_thread, d->k_warps, d->pipelined,
+    *m = (plan_memo){target, sms, s->fmt, s->xk, d->rows_per_thread, d->k_warps, d->pipelined, ring,
                      s->M, s->L, s->nch, *p};
     return PTXQ_OK;
 }
@@ -413,7 +448,7 @@ static int memo_plan(const gemv_shape *s, const ptxq_gemv_desc *d, const char *t
 static int prefetch_depth(const gemv_shape *s, const ptxq_gemv_desc *d, const ptxq_gemv_plan *p,
                           int sms) {
     int64_t trips = ceil_div(s->nch, 32 * (int64_t)p->k_warps);
-    if (d->prefetch_trips < 0 || trips <= 0) return 0;
+    if (d->prefetch_trips < 0 || trips <= 0 || p->pipelined == 2) return 0; /* ring: no prefetch */
     int64_t want = d->prefetch_trips;
     if (!want) {
         static _Thread_local int env = -2;
@@ -437,14 +472,16 @@ static int plan_all(ptxq_context *ctx, const ptxq_gemv_desc *d, const ptxq_tenso
     if (!ctx) return ptxq_fail(PTXQ_ERR_INVALID_ARGUMENT, "gemv: ctx is NULL");
     int st = plan_shape(d, a, as, x, xs, y, s);
     if (st) return st;
-    if ((st = memo_plan(s, d, ctx->target, ctx->info.sm_count, p))) return st;
+    int pdl = !(d->flags & PTXQ_GEMV_NO_PDL) && ptxq_cudrv_launch_ex() != NULL;
+    int early = pdl && (d->flags & PTXQ_GEMV_STATIC_WEIGHTS);
+    if ((st = memo_plan(s, d, ctx->target, ctx->info.sm_count, early, p))) return st;
     int shift = p->k_warps == 1 ? 0 : p->k_warps == 2 ? 1 : p->k_warps == 4 ? 2 : 3;
     s->args.wk_shift = (uint32_t)shift;
     s->args.tiles = (uint32_t)ceil_div(s->M, p->rows_per_cta);
     if ((int64_t)s->args.tiles * s->L > 0x7FFFFFFFll)
         return ptxq_fail(PTXQ_ERR_SHAPE, "gemv: L * row tiles exceeds the grid limit");
-    p->pdl = !(d->flags & PTXQ_GEMV_NO_PDL) && ptxq_cudrv_launch_ex() != NULL;
-    p->early = p->pdl && (d->flags & PTXQ_GEMV_STATIC_WEIGHTS);
+    p->pdl = pdl;
+    p->early = early;
     if (p->early) s->args.flags |= PTXQ_GEMV_FLAG_EARLY;
     p->prefetch_trips = prefetch_depth(s, d, p, ctx->info.sm_count);
     s->args.pfn = (uint32_t)p->prefetch_trips;

@@ -9,6 +9,7 @@
  * calls leaving a poisoned y untouched, and programmatic dependent launch (a GEMV reading the
  * output of the one before it, every launch mode and prefetch depth, bit-identical results). Without a GPU those tests are skipped, visibly. Data is
  * fresh each run (seed printed; PTXQ_TEST_SEED repeats one). */
+#include <pthread.h>
 #include <setjmp.h>
 #include <stdarg.h>
 #include <stddef.h>
@@ -136,6 +137,8 @@ static void test_validate_good(void **state) {
     v.d.prefetch_trips = -1;
     v.d.pipelined = -1;
     expect_ok(v);
+    v.d.pipelined = 2;
+    expect_ok(v);
     int64_t a0[2] = {5, 0}, s0[2] = {5, 0}, x0 = 0, y0 = 5;
     vcall z = good_call();
     z.a = ptxq_tensor_make(PTXQ_E2M1, 2, a0, 0);
@@ -183,7 +186,7 @@ static void test_validate_bad(void **state) {
         case 26: v.d.flags = 4; want = PTXQ_ERR_INVALID_ARGUMENT; break;
         case 27: v.d.prefetch_trips = -2; want = PTXQ_ERR_INVALID_ARGUMENT; break;
         case 28: v.d.prefetch_trips = 65; want = PTXQ_ERR_INVALID_ARGUMENT; break;
-        default: v.d.pipelined = 2; want = PTXQ_ERR_INVALID_ARGUMENT; break;
+        default: v.d.pipelined = 3; want = PTXQ_ERR_INVALID_ARGUMENT; break;
         }
         ptxq_status st = validate(&v);
         if (st != want)
@@ -208,8 +211,8 @@ static int gemv_kernels(ptxq_kernel_info **out) {
     return n;
 }
 
-/* 3 formats x 3 x dtypes x 3 rows-per-thread, and the software-pipelined twins of the 3 NVFP4 x
- * NVFP4 kernels, each for sm_90a, sm_100a, sm_120a. */
+/* 3 formats x 3 x dtypes x 3 rows-per-thread, and the software-pipelined twins and bulk-copy ring
+ * kernels of the 3 NVFP4 x NVFP4 kernels, each for sm_90a, sm_100a, sm_120a. */
 static void test_registry(void **state) {
     (void)state;
     ptxq_kernel_info *ks;
@@ -224,7 +227,7 @@ static void test_registry(void **state) {
     }
     printf("[ INFO     ] %d gemv cubins in the registry\n", n);
     free(ks);
-    assert_int_equal(n, 90);
+    assert_int_equal(n, 99);
     assert_int_equal(bad, 0);
 }
 
@@ -261,9 +264,13 @@ static void test_sass(void **state) {
          * loop); x: at least one more of each. Other loads: scale bytes, the 8-byte half chunk of
          * an NVFP4 row, the two per-tensor scale words. */
         int want128 = 2 * (kernel_rows(k->name) + 1);
+        /* the bulk-copy ring kernels (sm_90a) read A from shared memory: LDG.128 for x only */
+        int ring = k->name[strlen(k->name) - 1] == 'b' && !strcmp(k->target, "sm_90a");
+        if (ring) want128 = 1;
         int other = sass_ldg_total(&h[i]) - h[i].ldg[SASS_W128] - h[i].ldg[SASS_W8] -
                     h[i].ldg[SASS_W64];
-        if (h[i].ldg[SASS_W128] < want128 || other > 2 || h[i].ldl || h[i].stl ||
+        if (h[i].ldg[SASS_W128] < want128 || (ring && h[i].ldg[SASS_W128] > 2) || other > 2 ||
+            h[i].ldl || h[i].stl ||
             (!strcmp(k->target, "sm_90a") && h[i].mma)) {
             print_error("%s %s: LDG.128 %d (want >= %d), other LDG %d, LDL/STL %d/%d, MMA %d\n",
                         k->name, k->target, h[i].ldg[SASS_W128], want128, other, h[i].ldl,
@@ -585,6 +592,143 @@ static void test_pdl_chain(void **state) {
     assert_int_equal(fails, 0);
 }
 
+/* The bulk-copy ring kernels (the "...b" kernels, NVFP4 x NVFP4, desc.pipelined = 2) on ragged M,
+ * batched L, every plan, K with a partial last stage (8448: 8 stages of 32 chunks and one of 8
+ * per row; 768: one partial stage, and warps with none for k_warps > 1): y must equal, bit for
+ * bit, the plain kernel of the same plan (same arithmetic in the same order). K % 256 != 0 and
+ * 128x4 scales must fall back to a kernel that is not the ring. */
+static void test_bulk(void **state) {
+    (void)state;
+    if (no_gpu()) skip();
+    ptxq_dev *D = &g_test.dev;
+    const int64_t M = 3001, L = 2, KMAX = 8448;
+    static const int rs[3] = {1, 2, 4}, ks[4] = {1, 2, 4, 8};
+    static const int64_t kv[3] = {8448, 768, 8192 + 32};
+    rng64 rg = {g_test.seed++ * 2 + 1};
+    size_t amax = (size_t)(L * M * KMAX / 2), ybytes = (size_t)(L * M * 4);
+    unsigned char *h = malloc(amax);
+    float *ref = malloc(ybytes), *got = malloc(ybytes);
+    uint64_t a = dev_alloc(D, amax), as = dev_alloc(D, amax / 8), x = dev_alloc(D, (size_t)(L * KMAX));
+    uint64_t xs = dev_alloc(D, (size_t)(L * KMAX / 16)), y = dev_alloc(D, ybytes);
+    int fails = 0, runs = 0;
+    for (int ki = 0; ki < 3; ++ki) {
+        int64_t K = kv[ki], nk = K / 16, ab = L * M * K / 2;
+        for (int64_t i = 0; i < ab; ++i) h[i] = (unsigned char)rng_next(&rg);
+        dev_upload(D, a, h, (size_t)ab);
+        dev_upload(D, x, h + 4096, (size_t)(L * K / 2));
+        for (int64_t i = 0; i < L * M * nk; ++i) h[i] = (unsigned char)(0x30 + rng_next(&rg) % 9);
+        dev_upload(D, as, h, (size_t)(L * M * nk));
+        dev_upload(D, xs, h + 1000, (size_t)(L * nk));
+        int64_t ash[3] = {L, M, K}, ssh[3] = {L, M, nk}, xsh[2] = {L, K}, xssh[2] = {L, nk}, ysh[2] = {L, M};
+        ptxq_tensor A = ptxq_tensor_make(PTXQ_E2M1, 3, ash, a), AS = ptxq_tensor_make(PTXQ_UE4M3, 3, ssh, as);
+        ptxq_tensor X = ptxq_tensor_make(PTXQ_E2M1, 2, xsh, x), XS = ptxq_tensor_make(PTXQ_UE4M3, 2, xssh, xs);
+        ptxq_tensor Y = ptxq_tensor_make(PTXQ_F32, 2, ysh, y);
+        int want = K % 256 == 0 ? 2 : -1;
+        for (int pl = 0; pl < 12; ++pl)
+            for (int pers = -1; pers <= 2; pers += 3) {
+                ptxq_gemv_desc d;
+                memset(&d, 0, sizeof d);
+                d.format = PTXQ_GEMV_NVFP4;
+                d.rows_per_thread = rs[pl / 4];
+                d.k_warps = ks[pl % 4];
+                d.pipelined = pers;
+                ptxq_gemv_plan pp;
+                dev_fill(D, y, 0xFF, ybytes);
+                ++runs;
+                if (ptxq_gemv_plan_for(D->ctx, &d, &A, &AS, &X, &XS, &Y, &pp) ||
+                    ptxq_gemv(D->ctx, &d, &A, &AS, &X, &XS, &Y, D->stream)) {
+                    print_error("bulk: %s\n", ptxq_last_error());
+                    ++fails;
+                    continue;
+                }
+                if (pers == 2 && (pp.pipelined == 2) != (want == 2)) {
+                    print_error("bulk K %lld r%d k%d: plan.pipelined %d (%s)\n", (long long)K,
+                                rs[pl / 4], ks[pl % 4], pp.pipelined, pp.kernel);
+                    ++fails;
+                }
+                dev_download(D, pers < 0 ? ref : got, y, ybytes);
+                if (pers > 0 && memcmp(ref, got, ybytes)) {
+                    int64_t i = 0;
+                    while (!memcmp(&ref[i], &got[i], sizeof *ref)) ++i;
+                    print_error("bulk K %lld r%d k%d: y[%lld] %.9g, plain kernel %.9g\n",
+                                (long long)K, rs[pl / 4], ks[pl % 4], (long long)i, got[i], ref[i]);
+                    ++fails;
+                }
+            }
+    }
+    printf("[ INFO     ] bulk: %d runs, %d failed\n", runs, fails);
+    free(h);
+    free(ref);
+    free(got);
+    dev_free(D, a);
+    dev_free(D, as);
+    dev_free(D, x);
+    dev_free(D, xs);
+    dev_free(D, y);
+    assert_int_equal(fails, 0);
+}
+
+/* The ring kernels against the float64 reference: cases run on a fresh thread with
+ * PTXQ_GEMV_BULK=1 (the runtime reads it once per thread), so the automatic choice is the ring
+ * wherever the shape allows it; every case must have run it. */
+typedef struct bulk_ref_job {
+    int cases, fails;
+} bulk_ref_job;
+
+static void *bulk_ref_thread(void *arg) {
+    bulk_ref_job *j = arg;
+    if (ptxq_context_make_current(g_test.dev.ctx) != PTXQ_OK) {
+        j->fails = -1;
+        return NULL;
+    }
+    static const int rs[3] = {1, 2, 4}, ks[4] = {1, 2, 4, 8};
+    for (int i = 0; i < 24; ++i) {
+        gemv_case c;
+        memset(&c, 0, sizeof c);
+        c.format = PTXQ_GEMV_NVFP4;
+        c.y = k_y[i % 3];
+        c.M = 1 + 131 * i % 1000;                   /* ragged */
+        c.K = 256 * (1 + (7 * i) % 40);             /* 256 .. 10240 */
+        c.L = 1 + i % 3;
+        c.globals = i % 2;
+        c.x_shared = i % 5 == 4;
+        c.a_pad = 512 * (i % 4 == 3);               /* row pitch + 256 bytes */
+        c.rows_per_thread = i < 12 ? rs[i / 4] : 0;
+        c.k_warps = i < 12 ? ks[i % 4] : 0;
+        if (i == 23) {                              /* the benchmark shapes' K */
+            c.M = 7168 + 5;
+            c.K = 16384;
+            c.L = 1;
+        }
+        ++j->cases;
+        gemv_result r;
+        char desc[256];
+        c.seed = g_test.seed++;
+        gemv_case_describe(&c, desc, sizeof desc);
+        int rc = gemv_case_run(&g_test.dev, &c, &r);
+        if (rc || r.plan.pipelined != 2) {
+            printf("[ FAIL     ] bulk ref %s: %s (pipelined %d) wrong %lld/%lld worst %.3f %s\n",
+                   desc, r.plan.kernel, r.plan.pipelined, (long long)r.wrong,
+                   (long long)r.outputs, r.worst, rc < 0 ? r.msg : "");
+            ++j->fails;
+        }
+    }
+    return NULL;
+}
+
+static void test_bulk_reference(void **state) {
+    (void)state;
+    if (no_gpu()) skip();
+    bulk_ref_job j = {0, 0};
+    setenv("PTXQ_GEMV_BULK", "1", 1);
+    pthread_t t;
+    assert_int_equal(pthread_create(&t, NULL, bulk_ref_thread, &j), 0);
+    pthread_join(t, NULL);
+    unsetenv("PTXQ_GEMV_BULK");
+    printf("[ INFO     ] bulk reference: %d cases, %d failed\n", j.cases, j.fails);
+    assert_int_equal(j.fails, 0);
+}
+
 /* The software-pipelined twins (the "...s" kernels, NVFP4 x NVFP4) on ragged shapes with several
  * trips per warp and a half chunk: y must equal, bit for bit, the plain kernel of the same plan
  * (same arithmetic in the same order), which the other tests check against the reference; for
@@ -686,6 +830,8 @@ int main(void) {
         cmocka_unit_test(test_bad_inputs_untouched),
         cmocka_unit_test(test_pdl_chain),
         cmocka_unit_test(test_pipelined),
+        cmocka_unit_test(test_bulk),
+        cmocka_unit_test(test_bulk_reference),
     };
     return cmocka_run_group_tests(tests, setup, teardown);
 }
