@@ -4,6 +4,8 @@
  * the ratio.
  *
  *   ptxq bench gemm [--m M --n N --k K] [--scaling tensor|row|block] [--tile-n 0|128|192]
+ *                   [--store S[,S...]] (desc.store 0|1|-1: the first is the row's kernel, the
+ *                   others are timed in the same process and shown in brackets)
  *                   [--group G] [--cluster 0|1|2] [--ctas C] [--reps R] [--no-cublas]
  *                   [--a e4m3|e5m2] [--b e4m3|e5m2] [--out bf16|f16|f32] [--sweep deepseek]
  *   ptxq check gemm [--m M --n N --k K] [--scaling S] [--tile-n T] [--cluster C] [--sample R] [--seed S]
@@ -31,6 +33,7 @@
 
 static int g_ctas;  /* --ctas: persistent grid cap (desc.ctas) */
 static int g_split; /* --split-k: desc.split_k (0: the runtime's pick, with a workspace) */
+static int g_store[4], g_nstore = 1; /* --store: desc.store values, the first for the main row */
 
 /* ---- cuBLASLt through dlopen: the few entry points and enum values used (cublasLt.h) -------- */
 typedef int lt_status;
@@ -302,6 +305,7 @@ static int bench_one(ptxq_dev *d, cublaslt *L, int have_lt, int64_t M, int64_t N
         c.desc.workspace_bytes = wsb;
     }
     c.desc.split_k = g_split;
+    c.desc.store = g_store[0];
     char kname[96] = "?";
     ptxq_gemm_plan plan;
     memset(&plan, 0, sizeof plan);
@@ -316,11 +320,23 @@ static int bench_one(ptxq_dev *d, cublaslt *L, int have_lt, int64_t M, int64_t N
         return 1;
     }
     double tf = flop / (ms * 1e9);
+    char alt[256] = "";
+    for (int i = 1; i < g_nstore; ++i) { /* other epilogues, same inputs and process */
+        c.desc.store = g_store[i];
+        double ams = -1;
+        if (ptxq_gemm_plan_for(d->ctx, &c.desc, &c.a, &c.b, &c.dd, &plan) == PTXQ_OK)
+            ams = dev_time_ms(d, our_run, &c, 3, reps);
+        size_t used = strlen(alt);
+        snprintf(alt + used, sizeof alt - used, "  [store %d: %s %.3f ms %.1f TFLOPS]", g_store[i],
+                 plan.kernel, ams, ams > 0 ? flop / (ams * 1e9) : 0.0);
+    }
+    c.desc.store = g_store[0];
     double bytes = (double)((M + N) * K + M * N * es) + 4.0 * (double)(nsa + nsb);
     double gbps = bytes / (ms * 1e6);
     printf("gemm %-6s %5lldx%5lldx%5lld  %-30s %8.3f ms  %7.1f TFLOPS  %5.1f%% of %.0f  %6.0f GB/s "
            "%5.1f%% of copy", scaling_str(s), (long long)M, (long long)N, (long long)K, kname, ms, tf,
            100.0 * tf / PEAK_TFLOPS, PEAK_TFLOPS, gbps, g_copy.gbps > 0 ? 100.0 * gbps / g_copy.gbps : 0);
+    fputs(alt, stdout);
     if (have_lt && g_at == PTXQ_E4M3 && g_bt == PTXQ_E4M3 && g_dt == PTXQ_BF16) {
         lt_call lc;
         if (lt_setup(&lc, L, d, M, N, K, A, B, D2, SA, SB, s) == 0) {
@@ -388,6 +404,19 @@ int bench_gemm_main(int argc, char **argv) {
     int cluster = (int)bench_opt_int(argc, argv, "--cluster", 0);
     g_ctas = (int)bench_opt_int(argc, argv, "--ctas", 0);
     g_split = (int)bench_opt_int(argc, argv, "--split-k", 0);
+    {
+        const char *sl = bench_opt(argc, argv, "--store", "0");
+        g_nstore = 0;
+        for (char *e; g_nstore < 4 && *sl; sl = *e == ',' ? e + 1 : e) {
+            long v = strtol(sl, &e, 10);
+            if (e == sl || v < -1 || v > 1) {
+                fprintf(stderr, "--store: a list of 0, 1, -1\n");
+                return 2;
+            }
+            g_store[g_nstore++] = (int)v;
+        }
+        if (!g_nstore) g_store[g_nstore++] = 0;
+    }
     if (parse_fp8(bench_opt(argc, argv, "--a", "e4m3"), &g_at) ||
         parse_fp8(bench_opt(argc, argv, "--b", "e4m3"), &g_bt)) {
         fprintf(stderr, "--a/--b: e4m3 or e5m2\n");

@@ -3,7 +3,7 @@
 # print a short table last. Logs go to $OUT (the device tool brings that folder back).
 #   bash bench/device.sh            (cmocka .debs in .deps/ are unpacked if cmocka is missing)
 # Environment:
-#   TESTS=0            skip the test programs
+#   TESTS=0            skip the test programs; TESTS="test_gemm test_gemv": only these
 #   BENCHES="gemv gemm" which family benches to run (default: quant gemv gemm)
 #   EXTRA="bench gemv --pipelined 0,2
 #          bench gemm --mode block"   more ptxq commands, one per line, after the benches;
@@ -34,18 +34,22 @@ t0=$(date +%s)
 { meson setup "$B" -Dcudatoolkit="$CUDA_ROOT" >/dev/null && ninja -C "$B" >"$OUT/build.log" 2>&1; } || { tail -40 "$OUT/build.log"; exit 1; }
 echo "build: $(( $(date +%s) - t0 )) s"
 trc=skipped
-if [ "${TESTS:-1}" = 1 ]; then
+if [ "${TESTS:-1}" != 0 ]; then
   t0=$(date +%s)
-  meson test -C "$B" --print-errorlogs --verbose >"$OUT/tests.log" 2>&1
+  sel=""
+  [ "${TESTS:-1}" != 1 ] && sel=$TESTS
+  # shellcheck disable=SC2086
+  meson test -C "$B" --print-errorlogs --verbose $sel >"$OUT/tests.log" 2>&1
   trc=$?
   grep -E '^\[  (PASSED|FAILED|SKIPPED) |^\[  FAILED  \]|FAIL  |\[ FAIL|Ok:|Fail:|Skipped:|Timeout:' "$OUT/tests.log" | tail -30
   echo "tests: $(( $(date +%s) - t0 )) s"
 fi
 "$B/ptxq" info | tee -a "$OUT/info.txt"
 "$B/ptxq" kernels >"$OUT/kernels.txt" 2>&1
-nvidia-smi --query-gpu=timestamp,clocks.sm,power.draw,temperature.gpu --format=csv,noheader -lms 200 >"$OUT/clocks.txt" 2>/dev/null &
+# one nvidia-smi call per sample: a looping nvidia-smi buffers its output and loses it when killed
+( while :; do nvidia-smi --query-gpu=timestamp,clocks.sm,power.draw,temperature.gpu --format=csv,noheader; sleep 0.2; done ) >>"$OUT/clocks.txt" 2>/dev/null &
 smi=$!
-for fam in ${BENCHES:-quant gemv gemm}; do
+for fam in ${BENCHES-quant gemv gemm}; do
   case $fam in
     quant) for in in bf16 f32; do
              timeout "$T" "$B/ptxq" bench quant --in $in --rows 16384 --k 8192 | tee "$OUT/bench_quant_$in.txt"

@@ -27,6 +27,15 @@ maps {K, rows, batch}. A tile's A/D batch is its batch; B's batch coordinate is 
 the valid rows of each batch (rows[batch]) and skips tiles past them. Both sides (producer and
 consumers) make the same per-tile decision from the same read-only data.
 
+TMA-store variants (suffix _ts; tile_n 128 and 192, each mode's default pipeline): the epilogue
+writes the tile as BF16 into a staging buffer in shared memory (per consumer warpgroup 64 rows x
+BN, in slabs of 64 columns = 128 bytes a row, 128B-swizzled so the stores are conflict-free) and
+one thread issues cp.async.bulk.tensor stores; the warpgroup goes on to the next tile while the
+copy engine writes D. Direct stores put 16-byte pieces of 8 rows in each warp instruction (8 L2
+requests a 512-byte instruction); the bulk store writes whole 128-byte lines. The runtime picks them
+for plain BF16 D (no C, bias or groups; 16-byte aligned rows), where TMA's own clipping at M and N
+is the only masking needed. They cost one ring stage (BN 128: 6 stages, 192: 4).
+
 Epilogue: flags (ptxq_gemm_args.flags, set by src/gemm.c) select the output type (bits 0-1: bf16,
 f16, f32), the bias (bits 2-3: none, bf16, f32), C (bit 4), the grouping (bits 5-6: none, masked,
 contiguous) and bit 7 "general": when clear (plain BF16 D, no C or bias, no row map) the fast
@@ -81,6 +90,8 @@ CLUSTERS = (1, 2)              # 2: a CTA pair along M shares each B tile (TMA m
 #       before the previous one is promoted, so one half is always queued. Same registers as now.
 PIPES = (("p2", (128,)), ("h2", (128, 160, 192)))
 PIPE_SKIP = {("block", 192, "h2")}  # two scale sets: ptxas spills 24 B
+TS_WIDTHS = (128, 192)         # TMA-store epilogue variants: whole 64-column slabs only
+SLAB = 64 * 128                # one staging slab: 64 rows x 128 bytes (64 BF16 columns)
 
 # byte strides: ldd, ldc (rows), *_bs (batches); element strides: sam, sak, sbn, sbk (scales)
 ARGS = [
@@ -104,15 +115,22 @@ def arg_offsets():
     return struct_layout(ARGS)
 
 
-def geometry(bn):
+def staging_bytes(bn, ts):
+    """TMA-store staging: two consumer warpgroups x 64 rows x BN BF16 (0 without TMA store)"""
+    return 2 * 64 * bn * 2 if ts else 0
+
+
+def geometry(bn, ts=False):
     stage = A_BYTES + bn * BK
-    stages = min(8, (SMEM_LIMIT - 1024 - 256) // stage)
-    smem = 1024 + stages * stage + 16 * stages + 16   # + the split-K "last CTA" flag
+    stg = staging_bytes(bn, ts)
+    stages = min(8, (SMEM_LIMIT - 1024 - 256 - stg) // stage)
+    smem = 1024 + stages * stage + stg + 16 * stages + 16   # + the split-K "last CTA" flag
     return stage, stages, smem
 
 
-def kernel_name(mode, bn, cluster=1, pipe="", ab=("e4m3", "e4m3")):
-    return f"gemm_{ab[0]}_{ab[1]}_{mode}_n{bn}{pipe}" + ("_c2" if cluster == 2 else "")
+def kernel_name(mode, bn, cluster=1, pipe="", ab=("e4m3", "e4m3"), ts=False):
+    return (f"gemm_{ab[0]}_{ab[1]}_{mode}_n{bn}{pipe}" + ("_ts" if ts else "") +
+            ("_c2" if cluster == 2 else ""))
 
 
 def default_pipe(mode, bn):
@@ -140,6 +158,18 @@ def variants():
                         if pipe:
                             prm["pipe"] = pipe
                         res.append((kernel_name(mode, bn, cl, pipe, ab), prm))
+    ab = ("e4m3", "e4m3")
+    for mode in MODES:
+        for bn in TS_WIDTHS:
+            pipe = default_pipe(mode, bn)
+            for cl in CLUSTERS:
+                stage, stages, smem = geometry(bn, True)
+                prm = {"mode": mode, "a_type": ab[0], "b_type": ab[1], "tile_m": BM, "tile_n": bn,
+                       "tile_k": BK, "stages": stages, "stage_bytes": stage, "smem": smem,
+                       "threads": THREADS, "cluster": cl, "store": "tma"}
+                if pipe:
+                    prm["pipe"] = pipe
+                res.append((kernel_name(mode, bn, cl, pipe, ab, True), prm))
     return res
 
 
@@ -153,7 +183,8 @@ class G:
         self.cl = p["cluster"]
         self.pipe = p.get("pipe", "")
         self.ab = (p.get("a_type", "e4m3"), p.get("b_type", "e4m3"))
-        self.stage, self.stages, self.smem = geometry(self.bn)
+        self.ts = p.get("store") == "tma"
+        self.stage, self.stages, self.smem = geometry(self.bn, self.ts)
         self.off, self.argsize = arg_offsets()
 
     def arg(self, name):
@@ -185,6 +216,9 @@ class G:
         k(f"add.u32 {tile}, {tile}, %tile_step")
         k("bra.uni C_TILE")
         k.label("C_DONE")
+        if self.ts:
+            k.comment("NOTE: the last tile's bulk store reads the staging buffer: finish it before exit")
+            k("cp.async.bulk.wait_group 0")
         if self.cl > 1:
             sm90.cluster_sync(k)
         k("ret")
@@ -797,11 +831,12 @@ class G:
             k(f"add.u64 {p0}, {p0}, {cofs}")
             k(f"mad.lo.u64 {p1}, {ld}, 8, {p0}")
 
-        dp0, dp1 = k.reg(".b64", "d_ptr0"), k.reg(".b64", "d_ptr1")
-        row_ptrs("%a_d", "%a_ldd", "%a_d_bs", "%t_bat_c", dp0, dp1)
-        nrem = k.reg(".b32", "n_rem")
-        k.comment("n_rem = N - (n0 + 2t): column 8q + e of this thread exists if 8q + e < n_rem")
-        k(f"sub.u32 {nrem}, %a_n, {c0}")
+        if not self.ts:
+            dp0, dp1 = k.reg(".b64", "d_ptr0"), k.reg(".b64", "d_ptr1")
+            row_ptrs("%a_d", "%a_ldd", "%a_d_bs", "%t_bat_c", dp0, dp1)
+            nrem = k.reg(".b32", "n_rem")
+            k.comment("n_rem = N - (n0 + 2t): column 8q + e of this thread exists if 8q + e < n_rem")
+            k(f"sub.u32 {nrem}, %a_n, {c0}")
         sr = [None, None]
         if self.mode == "row":
             k.comment("row scales: alpha * sa of this thread's two rows, sb of its columns (per chunk)")
@@ -831,6 +866,10 @@ class G:
                 k(f"mul.rn.f32 {v}, {v}, {sc[e]}")
             else:
                 k(f"mul.rn.f32 {v}, {acc[i]}, %alpha")
+
+        if self.ts:
+            self.epilogue_tma(acc, m0, n0, scaled, v0, v1, h, sc)
+            return
 
         # fast path: general bit clear and the tile wholly inside D
         pin, tt = k.reg(".pred", "p_interior"), k.reg(".b32", "t_in")
@@ -937,6 +976,92 @@ class G:
                     k(f"@{pt} st.global.f32 [{dp}+{o4}], {v}")
         k.label(lab_end)
 
+    def epilogue_tma(self, acc, m0, n0, scaled, v0, v1, h, sc):
+        """TMA-store epilogue (runtime guarantees: plain BF16 D, no C / bias / groups, 16-byte
+        aligned rows). Staging of this warpgroup: BN/64 slabs of 64 rows x 128 bytes, 128B
+        swizzle (16-byte chunk c of row r at chunk c ^ (r % 8), the layout the D map's
+        SWIZZLE_128B reads). A thread's pair (row, 8q + 2t) lands in chunk q % 8 of slab q / 8 at
+        byte 4t; the 8 rows of a warp's store differ in r % 8, so its 32 words hit 32 banks."""
+        k = self.k
+        bn, nq, nslab = self.bn, self.bn // 8, self.bn // 64
+        stg_off = self.stages * self.stage
+        k.comment("---- TMA-store epilogue: BF16 tile -> swizzled staging (st.shared) -> one thread's\n"
+                  "bulk tensor stores; the warpgroup moves on while the copy engine writes D")
+        t, cwg, w, g, t4 = (k.reg(".b32", f"ts_{n}") for n in ("t", "wg", "warp", "g", "t4"))
+        k(f"mov.u32 {t}, %tid.x")
+        k(f"sub.u32 {t}, {t}, 128")
+        k(f"shr.u32 {cwg}, {t}, 7")
+        k(f"bfe.u32 {w}, {t}, 5, 2")
+        k(f"bfe.u32 {g}, {t}, 2, 3")
+        k(f"and.b32 {t4}, {t}, 3")
+        stg, bid = k.reg(".b32", "ts_stg"), k.reg(".b32", "ts_bar")
+        k(f"mad.lo.u32 {stg}, {cwg}, {64 * bn * 2}, %smem")
+        k(f"add.u32 {stg}, {stg}, {stg_off}")
+        k(f"add.u32 {bid}, {cwg}, 2")
+        k.comment("NOTE: the previous tile's bulk store may still read the staging buffer: its issuing\n"
+                  "thread waits for the read (a no-op elsewhere), then the warpgroup meets (named barrier\n"
+                  "2 + wg, 128 threads) before anyone overwrites it")
+        k("cp.async.bulk.wait_group.read 0")
+        k(f"bar.sync {bid}, 128")
+        thr, gx, tx = k.reg(".b32", "ts_thr"), k.reg(".b32", "ts_gx"), k.reg(".b32", "ts_x")
+        k.comment("this thread's row 16w + g: thr = staging + row * 128 + 4t; chunk c sits at (c ^ g) * 16")
+        k(f"mad.lo.u32 {thr}, {w}, {16 * 128}, {stg}")
+        k(f"mad.lo.u32 {thr}, {g}, 128, {thr}")
+        k(f"mad.lo.u32 {thr}, {t4}, 4, {thr}")
+        k(f"shl.b32 {gx}, {g}, 4")
+        xo = []
+        for c in range(8):
+            xo.append(k.reg(".b32", f"ts_a{c}"))
+            k(f"xor.b32 {tx}, {gx}, {c << 4}")
+            k(f"add.u32 {xo[c]}, {thr}, {tx}")
+        for q in range(nq):
+            s_, c = q >> 3, q & 7
+            if self.mode == "row":
+                k(f"mad.lo.u64 %sb_q, %a_sbn, {32 * q}, %sb_col")
+                k(f"ld.global.nc.f32 {sc[0]}, [%sb_q]")
+                k(f"add.s64 %sb_q, %sb_q, %sbn4")
+                k(f"ld.global.nc.f32 {sc[1]}, [%sb_q]")
+            for r in (0, 1):
+                scaled(v0, 4 * q + 2 * r, r, 0)
+                scaled(v1, 4 * q + 2 * r + 1, r, 1)
+                k(f"cvt.rn.bf16x2.f32 {h}, {v1}, {v0}")
+                k(f"st.shared.b32 [{xo[c]}+{s_ * SLAB + r * 1024}], {h}")
+        k.comment("generic-proxy writes -> visible to the copy engine, then the warpgroup meets")
+        k("fence.proxy.async.shared::cta")
+        k(f"bar.sync {bid}, 128")
+        pl, pm, p3 = k.reg(".pred", "p_ts_lead"), k.reg(".pred", "p_ts_rows"), k.reg(".pred", "p_ts_3d")
+        mrow, ncol, tt = k.reg(".b32", "ts_m"), k.reg(".b32", "ts_n"), k.reg(".b32", "ts_t")
+        lab = k.fresh("TS_STORED")
+        k(f"and.b32 {tt}, {t}, 127")
+        k(f"setp.eq.u32 {pl}, {tt}, 0")
+        k(f"@!{pl} bra.uni {lab}")
+        k.comment("one thread per warpgroup: its 64 rows, one box per slab; TMA clips rows >= M and\n"
+                  "columns >= N (a slab wholly past N, or rows wholly past M, are not issued)")
+        k(f"mad.lo.u32 {mrow}, {cwg}, 64, {m0}")
+        k(f"setp.lt.u32 {pm}, {mrow}, %a_m")
+        k(f"@!{pm} bra.uni {lab}")
+        k(f"and.b32 {tt}, %a_flags, {MAPS3D_BIT}")
+        k(f"setp.ne.u32 {p3}, {tt}, 0")
+        src = k.reg(".b32", "ts_src")
+        pn = k.reg(".pred", "p_ts_col")
+        lab3, labc = k.fresh("TS_3D"), k.fresh("TS_COMMIT")
+        k(f"@{p3} bra.uni {lab3}")
+        for rank, coords in ((2, f"{ncol}, {mrow}"), (3, f"{ncol}, {mrow}, %t_bat_c")):
+            if rank == 3:
+                k.label(lab3)
+                k.comment("batches: 3-D map {N, M, batch}")
+            for s_ in range(nslab):
+                k(f"add.u32 {ncol}, {n0}, {64 * s_}")
+                k(f"setp.lt.u32 {pn}, {ncol}, %a_n")
+                k(f"add.u32 {src}, {stg}, {s_ * SLAB}")
+                k(f"@{pn} cp.async.bulk.tensor.{rank}d.global.shared::cta.bulk_group [%tmap_d_g, "
+                  f"{{{coords}}}], [{src}]")
+            if rank == 2:
+                k(f"bra.uni {labc}")
+        k.label(labc)
+        k("cp.async.bulk.commit_group")
+        k.label(lab)
+
     # ---- the kernel ---------------------------------------------------------------------------
     def emit(self):
         k = self.k
@@ -947,6 +1072,8 @@ class G:
             k(f"cvta.to.global.u64 %a_{name}, %a_{name}")
         sm90.tmap_param(k, k.reg(".b64", "tmap_a_g"), "tmap_a")
         sm90.tmap_param(k, k.reg(".b64", "tmap_b_g"), "tmap_b")
+        if self.ts:
+            sm90.tmap_param(k, k.reg(".b64", "tmap_d_g"), "tmap_d")
         tid = k.reg(".b32", "tid_x")
         k(f"mov.u32 {tid}, %tid.x")
         first, step = k.reg(".b32", "first_tile"), k.reg(".b32", "tile_step")
@@ -970,13 +1097,18 @@ class G:
         smem = k.reg(".b32", "smem")
         sm90.smem_base_1024(k, smem)
         bars = k.reg(".b32", "bars")
+        stg = staging_bytes(self.bn, self.ts)
         k.comment(f"layout: {self.stages} stages x [A 128 x 128 B | B {self.bn} x 128 B] "
-                  f"({self.stage} B each), then full[{self.stages}], empty[{self.stages}] barriers")
-        k(f"add.u32 {bars}, {smem}, {self.stages * self.stage}")
+                  f"({self.stage} B each), "
+                  + (f"the D staging (2 x 64 x {self.bn} BF16 = {stg} B), " if stg else "")
+                  + f"then full[{self.stages}], empty[{self.stages}] barriers")
+        k(f"add.u32 {bars}, {smem}, {self.stages * self.stage + stg}")
         ring = sm90.Ring(k, self.stages, self.stage, smem, bars, "ring")
         k.comment("---- thread 0: barriers and tensor-map prefetch, then everyone syncs once")
         k(f"@{lead} prefetch.tensormap [%tmap_a_g]")
         k(f"@{lead} prefetch.tensormap [%tmap_b_g]")
+        if self.ts:
+            k(f"@{lead} prefetch.tensormap [%tmap_d_g]")
         ring.init_barriers(lead, 8 * self.cl)
         sm90.mbar_init_fence(k, lead)
         if self.cl == 1:
@@ -996,8 +1128,10 @@ class G:
             self.consumer(ring)
         k.blank()
         self.producer(ring)
-        params = [".param .align 64 .b8 tmap_a[128]", ".param .align 64 .b8 tmap_b[128]",
-                  f".param .align 8 .b8 args[{self.argsize}]"]
+        params = [".param .align 64 .b8 tmap_a[128]", ".param .align 64 .b8 tmap_b[128]"]
+        if self.ts:
+            params.append(".param .align 64 .b8 tmap_d[128]")
+        params.append(f".param .align 8 .b8 args[{self.argsize}]")
         directives = [f".maxntid {THREADS}, 1, 1", ".minnctapersm 1"]
         if self.cl > 1:
             directives.append(f".reqnctapercluster {self.cl}, 1, 1")
@@ -1035,5 +1169,7 @@ def c_header():
     out.append(f"#define PTXQ_GEMM_FLAG_MAPS3D {MAPS3D_BIT}u")
     for bn in TILE_N:
         out.append(f"#define PTXQ_GEMM_SMEM_N{bn} {geometry(bn)[2]}")
+    for bn in TS_WIDTHS:
+        out.append(f"#define PTXQ_GEMM_SMEM_TS_N{bn} {geometry(bn, True)[2]}")
     out.append("#endif")
     return "\n".join(out) + "\n"

@@ -439,6 +439,11 @@ typedef struct ptxq_gemm_desc {
                                    2..64 (needs the workspace) */
     uint64_t workspace;         /* device memory for split-K, 0 = none */
     size_t workspace_bytes;
+    int store;                  /* epilogue: 0 = chosen by the runtime, 1 = TMA store (the tile
+                                   staged in shared memory, written by bulk tensor copies) where
+                                   the call allows it: BF16 D without c, bias or grouping, 16-byte
+                                   aligned D rows and batches, tile_n 128 or 192, E4M3 x E4M3;
+                                   elsewhere as 0; -1 = stores straight from registers */
 } ptxq_gemm_desc;
 
 /* Every check ptxq_gemm makes, without a device: PTXQ_OK if the call would be accepted. */
@@ -452,6 +457,7 @@ ptxq_status ptxq_gemm_kernel_for(const ptxq_gemm_desc *desc, const ptxq_tensor *
 typedef struct ptxq_gemm_plan {
     char kernel[64];
     int tile_n, cluster;
+    int store;               /* 1: TMA-store epilogue (kernel name has "_ts") */
     int splits;              /* split-K ranges per tile (1: none) */
     unsigned grid;           /* persistent CTAs */
     unsigned units;          /* work units: output tiles (x batches) x splits */

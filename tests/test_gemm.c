@@ -102,7 +102,19 @@ static void test_validate(void **state) {
     char name[64];
     vcase_make(&v, PTXQ_GEMM_SCALE_BLOCK, 4096, 7168, 1024);
     assert_int_equal(ptxq_gemm_kernel_for(&v.desc, &v.a, &v.b, &v.d, name, sizeof name), PTXQ_OK);
-    assert_string_equal(name, "gemm_e4m3_e4m3_block_n128p2"); /* p2 pipeline: measured faster */
+    assert_string_equal(name, "gemm_e4m3_e4m3_block_n128p2_ts"); /* p2, TMA store: measured faster */
+    v.desc.store = -1;
+    assert_int_equal(ptxq_gemm_kernel_for(&v.desc, &v.a, &v.b, &v.d, name, sizeof name), PTXQ_OK);
+    assert_string_equal(name, "gemm_e4m3_e4m3_block_n128p2");
+    v.desc.store = 2;
+    assert_int_equal(vrun(&v), PTXQ_ERR_INVALID_ARGUMENT);
+    vcase_make(&v, PTXQ_GEMM_SCALE_BLOCK, 4096, 7168, 8192); /* 64 K blocks: direct stores */
+    assert_int_equal(ptxq_gemm_kernel_for(&v.desc, &v.a, &v.b, &v.d, name, sizeof name), PTXQ_OK);
+    assert_string_equal(name, "gemm_e4m3_e4m3_block_n128p2");
+    v.desc.store = 1;
+    assert_int_equal(ptxq_gemm_kernel_for(&v.desc, &v.a, &v.b, &v.d, name, sizeof name), PTXQ_OK);
+    assert_string_equal(name, "gemm_e4m3_e4m3_block_n128p2_ts");
+    vcase_make(&v, PTXQ_GEMM_SCALE_BLOCK, 4096, 7168, 1024);
     setenv("PTXQ_GEMM_PIPE", "off", 1);
     assert_int_equal(ptxq_gemm_kernel_for(&v.desc, &v.a, &v.b, &v.d, name, sizeof name), PTXQ_OK);
     assert_string_equal(name, "gemm_e4m3_e4m3_block_n160"); /* 44.8 N tiles: fewest idle SMs */
@@ -115,15 +127,15 @@ static void test_validate(void **state) {
     assert_string_equal(name, "gemm_e4m3_e4m3_block_n128");
     unsetenv("PTXQ_GEMM_PIPE");
     assert_int_equal(ptxq_gemm_kernel_for(&v.desc, &v.a, &v.b, &v.d, name, sizeof name), PTXQ_OK);
-    assert_string_equal(name, "gemm_e4m3_e4m3_block_n128p2");
+    assert_string_equal(name, "gemm_e4m3_e4m3_block_n128p2_ts");
     vcase_make(&v, PTXQ_GEMM_SCALE_TENSOR, 8192, 8192, 8192);
     v.desc.tile_n = 192;
     assert_int_equal(ptxq_gemm_kernel_for(&v.desc, &v.a, &v.b, &v.d, name, sizeof name), PTXQ_OK);
-    assert_string_equal(name, "gemm_e4m3_e4m3_tensor_n192_c2"); /* plain beat h2 (src/gemm.c) */
+    assert_string_equal(name, "gemm_e4m3_e4m3_tensor_n192_ts_c2"); /* plain beat h2 (src/gemm.c) */
     vcase_make(&v, PTXQ_GEMM_SCALE_ROW, 8192, 8192, 8192);
     v.desc.tile_n = 192;
     assert_int_equal(ptxq_gemm_kernel_for(&v.desc, &v.a, &v.b, &v.d, name, sizeof name), PTXQ_OK);
-    assert_string_equal(name, "gemm_e4m3_e4m3_row_n192_c2");
+    assert_string_equal(name, "gemm_e4m3_e4m3_row_n192_ts_c2");
 }
 
 /* Every type pair, mode, tile width and cluster size names a kernel that is embedded for sm_90a
@@ -443,6 +455,52 @@ XCASE(test_split_contig_p2, PTXQ_GEMM_SCALE_TENSOR, 100, 256, 1024, 128, c.batch
       c.split_k = 3; c.grouping = PTXQ_GEMM_GROUP_CONTIGUOUS)
 XCASE(test_split_n192_e5m2, PTXQ_GEMM_SCALE_TENSOR, 64, 700, 4096, 192, c.a_type = PTXQ_E5M2)
 
+/* The TMA-store epilogue ("_ts" kernels: desc.store, gen/gemm.py epilogue_tma) against the direct
+ * stores on the same shapes: ragged M and N (TMA clips the boxes; a slab wholly past N is not
+ * issued), both widths and cluster sizes, every mode, batches (3-D D map), split-K (the last unit
+ * stores), and calls that cannot use it (D rows not 16-byte aligned, C) falling back. want: 1 = the
+ * kernel must be a "_ts" one, 0 = it must not. */
+static void run_store_case(gemm_cfg c, int want) {
+    if (gputest_no_gpu(&g_gpu)) skip();
+    gemm_result r;
+    int st = gemm_case_run(&g_gpu.dev, &c, g_gpu.seed, &r);
+    print_message("[  CASE    ] %-34s store %2d %5lldx%5lldx%5lld: %lld checked, max norm err %.3g, "
+                  "unwritten %lld, bad %lld\n", r.kernel, c.store, (long long)c.M, (long long)c.N,
+                  (long long)c.K, (long long)r.checked, r.max_norm, (long long)r.unwritten,
+                  (long long)r.bad);
+    if (st != PTXQ_OK) fail_msg("ptxq_gemm: %s: %s", ptxq_status_name(st), ptxq_last_error());
+    if (r.bad) print_error("first: %s\n", r.first_bad);
+    if ((strstr(r.kernel, "_ts") != NULL) != want) fail_msg("%s: want a _ts kernel: %d", r.kernel, want);
+    assert_int_equal(r.unwritten, 0);
+    assert_int_equal(r.bad, 0);
+    assert_true(r.checked > 0);
+}
+
+#define SCASE(fn, store_, want, s, m, n, k, tn, extra)                                             \
+    static void fn(void **state) {                                                                 \
+        (void)state;                                                                               \
+        gemm_cfg c = {.M = m, .N = n, .K = k, .scaling = s, .tile_n = tn, .store = store_};        \
+        extra;                                                                                     \
+        run_store_case(c, want);                                                                   \
+    }
+SCASE(test_ts_tensor_n192, 1, 1, PTXQ_GEMM_SCALE_TENSOR, 1000, 1000, 512, 192, c.cluster = 1)
+SCASE(test_ts_tensor_n192_direct, -1, 0, PTXQ_GEMM_SCALE_TENSOR, 1000, 1000, 512, 192, c.cluster = 1)
+SCASE(test_ts_tensor_n128_c2, 1, 1, PTXQ_GEMM_SCALE_TENSOR, 129, 264, 384, 128, c.cluster = 2)
+SCASE(test_ts_row_n192_c2, 1, 1, PTXQ_GEMM_SCALE_ROW, 300, 520, 256, 192, c.cluster = 2)
+SCASE(test_ts_row_n128, 0, 1, PTXQ_GEMM_SCALE_ROW, 77, 136, 1040, 128, c.cluster = 1)
+SCASE(test_ts_block_n128, 0, 1, PTXQ_GEMM_SCALE_BLOCK, 1000, 1000, 1024, 128, c.sa_mmajor = 1)
+SCASE(test_ts_block_n192_c2, 1, 1, PTXQ_GEMM_SCALE_BLOCK, 300, 520, 384, 192, c.cluster = 2)
+SCASE(test_ts_block_direct, -1, 0, PTXQ_GEMM_SCALE_BLOCK, 1000, 1000, 1024, 128, (void)0)
+SCASE(test_ts_batch_row, 1, 1, PTXQ_GEMM_SCALE_ROW, 200, 304, 256, 0, c.batch = 3)
+SCASE(test_ts_batch_block_shared_b, 0, 1, PTXQ_GEMM_SCALE_BLOCK, 150, 296, 384, 128, c.batch = 4;
+      c.b_shared = 1; c.scales_batched = 1)
+SCASE(test_ts_split_tensor, 1, 1, PTXQ_GEMM_SCALE_TENSOR, 64, 1000, 4096, 128, c.split_k = 4)
+SCASE(test_ts_split_block_c2, 0, 1, PTXQ_GEMM_SCALE_BLOCK, 200, 520, 2048, 192, c.split_k = 3;
+      c.cluster = 2)
+SCASE(test_ts_unaligned_rows, 1, 0, PTXQ_GEMM_SCALE_TENSOR, 300, 300, 256, 192, (void)0)
+SCASE(test_ts_with_c, 1, 0, PTXQ_GEMM_SCALE_BLOCK, 300, 256, 256, 128, c.with_c = 1; c.beta = 1.0f)
+SCASE(test_ts_big_block, 0, 1, PTXQ_GEMM_SCALE_BLOCK, 4096, 7168, 1024, 0, c.sample_rows = 32)
+
 /* A refused call writes nothing: D keeps its poison. */
 static void test_refused_untouched(void **state) {
     (void)state;
@@ -503,10 +561,11 @@ static void test_gemm_sass(void **state) {
         sass_hist h;
         char err[512] = "";
         if (sass_hist_cubin(k.cubin, k.cubin_size, &h, err, sizeof err)) fail_msg("%s: %s", k.name, err);
-        print_message("[  SASS    ] %s %s: %d regs, qgmma %d, utmaldg %d, ldl/stl %d/%d\n", k.name,
-                      k.target, k.registers, h.qgmma, h.tma_ld, h.ldl, h.stl);
+        print_message("[  SASS    ] %s %s: %d regs, qgmma %d, utmaldg %d, utmastg %d, ldl/stl %d/%d\n",
+                      k.name, k.target, k.registers, h.qgmma, h.tma_ld, h.tma_st, h.ldl, h.stl);
+        int ts = strstr(k.name, "_ts") != NULL; /* TMA-store epilogue: UTMASTG, else none */
         if (h.qgmma == 0 || h.tma_ld == 0 || h.ldl || h.stl || k.spill_stores || k.stack_frame ||
-            k.wgmma_serialized)
+            k.wgmma_serialized || (ts ? h.tma_st == 0 : h.tma_st != 0))
             ++bad;
     }
     assert_true(n > 0);
@@ -528,6 +587,21 @@ int main(void) {
     const struct CMUnitTest tests[] = {
         cmocka_unit_test(test_validate),
         cmocka_unit_test(test_gemm_sass),
+        cmocka_unit_test(test_ts_tensor_n192),
+        cmocka_unit_test(test_ts_tensor_n192_direct),
+        cmocka_unit_test(test_ts_tensor_n128_c2),
+        cmocka_unit_test(test_ts_row_n192_c2),
+        cmocka_unit_test(test_ts_row_n128),
+        cmocka_unit_test(test_ts_block_n128),
+        cmocka_unit_test(test_ts_block_n192_c2),
+        cmocka_unit_test(test_ts_block_direct),
+        cmocka_unit_test(test_ts_batch_row),
+        cmocka_unit_test(test_ts_batch_block_shared_b),
+        cmocka_unit_test(test_ts_split_tensor),
+        cmocka_unit_test(test_ts_split_block_c2),
+        cmocka_unit_test(test_ts_unaligned_rows),
+        cmocka_unit_test(test_ts_with_c),
+        cmocka_unit_test(test_ts_big_block),
         cmocka_unit_test(test_tensor_1000),
         cmocka_unit_test(test_tensor_1000_c1),
         cmocka_unit_test(test_tensor_1000_c2),

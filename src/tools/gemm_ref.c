@@ -196,6 +196,7 @@ int gemm_case_run(ptxq_dev *d, const gemm_cfg *c, uint64_t seed, gemm_result *re
     desc.grouping = gm;
     desc.group_rows = hmap ? &tmap : NULL;
     desc.split_k = c->split_k;
+    desc.store = c->store;
     size_t wsb = 0;
     uint64_t dws = 0;
     if (ptxq_gemm_workspace_size(&desc, &ta, &tb, &td, &wsb) == PTXQ_OK && wsb) {

@@ -44,6 +44,7 @@ typedef struct gemm_cfg {
     int c_is_d;                 /* with_c: C is d itself (in place) */
     int split_k;                /* desc.split_k; a workspace (poisoned) is given whenever the call
                                    wants one */
+    int store;                  /* desc.store: 0 (runtime), 1 (TMA store where allowed), -1 */
 } gemm_cfg;
 
 typedef struct gemm_result {
