@@ -6,6 +6,10 @@
  *   ptxq bench gemm [--m M --n N --k K] [--scaling tensor|row|block] [--tile-n 0|128|192]
  *                   [--store S[,S...]] (desc.store 0|1|-1: the first is the row's kernel, the
  *                   others are timed in the same process and shown in brackets)
+ *                   [--rounds R] (R > 1: after the row, ours and cuBLASLt are timed back to back
+ *                   R times, who goes first alternating; each side's median and range and the
+ *                   median of the per-round ratios are printed: under the H100's clock swings one
+ *                   library's spread between rounds reached 15%)
  *                   [--group G] [--cluster 0|1|2] [--ctas C] [--reps R] [--no-cublas]
  *                   [--a e4m3|e5m2] [--b e4m3|e5m2] [--out bf16|f16|f32] [--sweep deepseek]
  *   ptxq check gemm [--m M --n N --k K] [--scaling S] [--tile-n T] [--cluster C] [--sample R] [--seed S]
@@ -34,6 +38,12 @@
 static int g_ctas;  /* --ctas: persistent grid cap (desc.ctas) */
 static int g_split; /* --split-k: desc.split_k (0: the runtime's pick, with a workspace) */
 static int g_store[4], g_nstore = 1; /* --store: desc.store values, the first for the main row */
+static int g_rounds = 1; /* --rounds: ours and cuBLASLt timed alternately this many times */
+
+static int cmp_double(const void *a, const void *b) {
+    double x = *(const double *)a, y = *(const double *)b;
+    return x < y ? -1 : x > y;
+}
 
 /* ---- cuBLASLt through dlopen: the few entry points and enum values used (cublasLt.h) -------- */
 typedef int lt_status;
@@ -346,6 +356,32 @@ static int bench_one(ptxq_dev *d, cublaslt *L, int have_lt, int64_t M, int64_t N
             lc.next = 0;
             c.next = 0;
             if (lms > 0 && (lt_run(&lc) || our_run(&c))) lms = -1;
+            if (lms > 0 && g_rounds > 1) {
+                /* rounds: the two libraries back to back, who goes first alternating; the ratio of
+                 * each round (measured seconds apart, so under one clock state), then medians */
+                double o[32], l[32], q[32];
+                int n = g_rounds < 32 ? g_rounds : 32, i;
+                o[0] = ms, l[0] = lms, q[0] = lms / ms;
+                for (i = 1; i < n; ++i) {
+                    if (i % 2) l[i] = dev_time_ms(d, lt_run, &lc, 1, reps);
+                    o[i] = dev_time_ms(d, our_run, &c, 1, reps);
+                    if (!(i % 2)) l[i] = dev_time_ms(d, lt_run, &lc, 1, reps);
+                    if (o[i] <= 0 || l[i] <= 0) break;
+                    q[i] = l[i] / o[i];
+                }
+                n = i;
+                qsort(o, (size_t)n, sizeof *o, cmp_double);
+                qsort(l, (size_t)n, sizeof *l, cmp_double);
+                qsort(q, (size_t)n, sizeof *q, cmp_double);
+                double om = o[n / 2], lm = l[n / 2], qm = n % 2 ? q[n / 2] : 0.5 * (q[n / 2 - 1] + q[n / 2]);
+                printf("  | %d rounds: ours %.1f TFLOPS (%.1f-%.1f), cuBLASLt %.1f (%.1f-%.1f), ratio "
+                       "median %.3fx (%.3f-%.3f)", n, flop / (om * 1e9), flop / (o[n - 1] * 1e9),
+                       flop / (o[0] * 1e9), flop / (lm * 1e9), flop / (l[n - 1] * 1e9),
+                       flop / (l[0] * 1e9), qm, q[0], q[n - 1]);
+                lc.next = 0;
+                c.next = 0;
+                if (lt_run(&lc) || our_run(&c)) lms = -1;
+            }
             if (lms > 0) {
                 double ltf = flop / (lms * 1e9);
                 /* same inputs: compare the two outputs too (max |diff| / max |cublas|) */
@@ -404,6 +440,7 @@ int bench_gemm_main(int argc, char **argv) {
     int cluster = (int)bench_opt_int(argc, argv, "--cluster", 0);
     g_ctas = (int)bench_opt_int(argc, argv, "--ctas", 0);
     g_split = (int)bench_opt_int(argc, argv, "--split-k", 0);
+    g_rounds = (int)bench_opt_int(argc, argv, "--rounds", 1);
     {
         const char *sl = bench_opt(argc, argv, "--store", "0");
         g_nstore = 0;

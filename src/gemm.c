@@ -55,13 +55,19 @@ static const char *fp8_name(ptxq_dtype t) {
     return t == PTXQ_E4M3 ? "e4m3" : t == PTXQ_E5M2 ? "e5m2" : NULL;
 }
 
-/* Waves x tile width, with a small handicap for the narrower tile (more operand traffic per FLOP). */
-static int pick_tile_n(int64_t M, int64_t N, int sms) {
+/* Waves x tile width, with a handicap for the narrower tiles (more operand traffic per FLOP).
+ * ts: the call can take the TMA-store epilogue, which exists at 192 and 128 only, so 160 (no TMA
+ * store) is not a candidate. BLOCK with TMA store rates 128 at 0.85 of 192: measured on an H100
+ * (bench gemm --sweep deepseek --tile-n 192|128 --store 1), this picks the faster width on all
+ * 18 DeepSeek-V3 shapes (4096 x 2112 x 7168: 973 vs 833 TFLOPS at 192; 64 x 32768 x 512: 121 vs 108
+ * at 128). Otherwise (measured on an H200 before the TMA store) 160 at 0.97 and 128 at 0.90. */
+static int pick_tile_n(int64_t M, int64_t N, int sms, int ts, int block) {
     double best = 0;
     int pick = 192;
     static const int cand[3] = {192, 160, 128};
-    static const double eff[3] = {1.0, 0.97, 0.90};
+    double eff[3] = {1.0, 0.97, block && ts ? 0.85 : 0.90};
     for (int i = 0; i < 3; ++i) {
+        if (ts && cand[i] == 160) continue;
         int64_t tiles = ceil_div(M, PTXQ_GEMM_TILE_M) * ceil_div(N, cand[i]);
         double cost = (double)ceil_div(tiles, sms) * cand[i] / eff[i];
         if (i == 0 || cost < best) {
@@ -401,10 +407,16 @@ static int plan_gemm(const ptxq_gemm_desc *desc, const ptxq_tensor *a, const ptx
     g->sa_bs = sa_bs;
     g->sb_bs = sb_bs;
 
-    /* BLOCK: 128 wide with the p2 pipeline beat the wave-quantisation pick (see pick_pipe) */
+    /* BLOCK without the TMA store: 128 wide with the p2 pipeline beat the wave-quantisation pick
+     * (see pick_pipe); with it, the pick below (pick_tile_n) */
+    int e4 = a->dtype == PTXQ_E4M3 && b->dtype == PTXQ_E4M3;
+    int ts = e4 && desc->store >= 0 && !(flags & PTXQ_GEMM_FLAG_GENERAL) &&
+             gm == PTXQ_GEMM_GROUP_NONE && d->data % 16 == 0 && (ldd * esize) % 16 == 0 &&
+             (p->L == 1 || (md.bstride * esize) % 16 == 0) && !getenv("PTXQ_GEMM_PIPE");
+    int blk = desc->scaling == PTXQ_GEMM_SCALE_BLOCK;
     p->tile_n = desc->tile_n ? desc->tile_n
-                : (desc->scaling == PTXQ_GEMM_SCALE_BLOCK && !pipe_off())
-                    ? 128 : pick_tile_n(p->M * p->L, p->N, sms > 0 ? sms : 132);
+                : (blk && !ts && !pipe_off())
+                    ? 128 : pick_tile_n(p->M * p->L, p->N, sms > 0 ? sms : 132, ts, blk);
     if (p->tile_n != 128 && p->tile_n != 160 && p->tile_n != 192)
         return ptxq_fail(PTXQ_ERR_INVALID_ARGUMENT, "gemm: tile_n %d; 0, 128, 160 or 192 expected",
                          desc->tile_n);
@@ -428,7 +440,6 @@ static int plan_gemm(const ptxq_gemm_desc *desc, const ptxq_tensor *a, const ptx
                          desc->cluster);
     if (contig && p->cluster != 1)
         return ptxq_fail(PTXQ_ERR_INVALID_ARGUMENT, "gemm: contiguous grouping runs without clusters");
-    int e4 = a->dtype == PTXQ_E4M3 && b->dtype == PTXQ_E4M3;
     if (desc->store < -1 || desc->store > 1)
         return ptxq_fail(PTXQ_ERR_INVALID_ARGUMENT, "gemm: store %d; 0 (auto), 1 or -1", desc->store);
 
@@ -474,15 +485,12 @@ static int plan_gemm(const ptxq_gemm_desc *desc, const ptxq_tensor *a, const ptx
     g->b_batched = gm != PTXQ_GEMM_GROUP_CONTIGUOUS && b->rank == 3;
 
     const char *pipe = pick_pipe(desc->scaling, p->tile_n, e4);
-    /* TMA store by default where allowed. Measured on an H100 (bench gemm --store 1,-1, same
-     * process): TENSOR / ROW 8192^3 1417 / 1415 TFLOPS vs 1319 / 1250 direct; BLOCK DeepSeek-V3
-     * shapes with K <= 7168 +1% to +88% (4096 x 32768 x 512: 409 -> 771). BLOCK with >= 64 K blocks
-     * a unit lost 1-2% (4096 x 7168 x 16384 1031-1034 vs 1043-1053; the staging takes one of
-     * the 7 ring stages of n128p2), so it keeps direct stores unless desc.store = 1. */
-    int split_kept = splits > 1 && desc->workspace && desc->workspace_bytes >= p->ws_bytes;
-    int long_block = desc->scaling == PTXQ_GEMM_SCALE_BLOCK && (split_kept ? kbs : nkb) >= 64;
-    p->store = (desc->store > 0 || (desc->store == 0 && !long_block)) &&
-               store_ok(p, desc, e4, pipe);
+    /* TMA store wherever allowed. Measured on an H100 (bench gemm --store 1,-1, same process):
+     * TENSOR / ROW 8192^3 1417 / 1415 TFLOPS vs 1319 / 1250 direct; BLOCK 4096 x 7168 x 16384 at
+     * 192 1081 vs 885 direct; DeepSeek-V3 shapes with K <= 7168 +1% to +88% (4096 x 32768 x 512:
+     * 409 -> 771). At 128 with >= 64 K blocks (n128p2: 7 ring stages -> 6) it was 1-2% slower,
+     * but the width pick sends large M to 192 and small M measured even (441 vs 441). */
+    p->store = desc->store >= 0 && store_ok(p, desc, e4, pipe);
     snprintf(p->kernel, sizeof p->kernel, "gemm_%s_%s_%s_n%d%s%s%s", an, bname, sname, p->tile_n,
              pipe, p->store ? "_ts" : "", p->cluster == 2 ? "_c2" : "");
     p->smem = p->store ? (p->tile_n == 128 ? PTXQ_GEMM_SMEM_TS_N128 : PTXQ_GEMM_SMEM_TS_N192)
