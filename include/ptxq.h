@@ -96,6 +96,8 @@ typedef struct ptxq_device_info {
     int driver_version; /* cuDriverGetVersion, e.g. 13000 */
     size_t l2_bytes;
     size_t global_mem_bytes;
+    double dram_gbps;  /* memory clock x bus width x 2 (the datasheet's peak; H100 SXM 3352,
+                          H200 4915), 0 if the driver does not say */
     char target[16]; /* the cubin target used on this device ("sm_90a"), "" if none */
 } ptxq_device_info;
 

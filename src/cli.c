@@ -106,8 +106,8 @@ static void print_device(const ptxq_device_info *d) {
     print_driver_version(d->driver_version);
     printf("device %d:        %s\n", d->ordinal, d->name);
     printf("compute:         %d.%d, %d SMs\n", d->cc_major, d->cc_minor, d->sm_count);
-    printf("memory:          %.1f GiB, L2 %.1f MiB\n", (double)d->global_mem_bytes / (1 << 30),
-           (double)d->l2_bytes / (1 << 20));
+    printf("memory:          %.1f GiB, L2 %.1f MiB, DRAM %.0f GB/s (clock x bus width)\n",
+           (double)d->global_mem_bytes / (1 << 30), (double)d->l2_bytes / (1 << 20), d->dram_gbps);
     printf("target used:     %s\n", d->target[0] ? d->target : "none");
     int n = d->target[0] ? count_target(d->target) : 0;
     printf("runnable here:   %d of %d kernels\n", n, ptxq_kernel_count());

@@ -53,6 +53,10 @@ ptxq_status ptxq_context_create(int ordinal, ptxq_context **out) {
     int l2 = 0;
     if (!st) st = attr(c, CU_DEVICE_ATTRIBUTE_L2_CACHE_SIZE, &l2);
     in->l2_bytes = (size_t)l2;
+    int mclk = 0, mbus = 0; /* kHz, bits; optional: 0 where the driver does not report them */
+    if (!st && attr(c, CU_DEVICE_ATTRIBUTE_MEMORY_CLOCK_RATE, &mclk) == PTXQ_OK &&
+        attr(c, CU_DEVICE_ATTRIBUTE_GLOBAL_MEMORY_BUS_WIDTH, &mbus) == PTXQ_OK)
+        in->dram_gbps = 2.0 * mclk * 1e3 * mbus / 8.0 / 1e9;
     if (!st && (r = d->cuDeviceTotalMem(&in->global_mem_bytes, c->dev)) != CUDA_SUCCESS)
         st = ptxq_cuda_fail(d, r, "cuDeviceTotalMem");
     if (!st && (r = d->cuDriverGetVersion(&in->driver_version)) != CUDA_SUCCESS)

@@ -27,7 +27,8 @@
  * the kernels wait (griddepcontrol.wait) before their first load, so this is safe after any
  * kernel. Measured on an H200 against plain launches: +1.5 to +6.5 points of %copy on the
  * hackathon shapes (the next kernel's CTAs are resident and set up when the previous one ends).
- * NVFP4 x NVFP4 takes its software-pipelined twin where a warp makes >= 4 trips (pipe_auto), and
+ * NVFP4 x NVFP4 takes its software-pipelined twin where a warp makes >= 4 trips on >= 4 TB/s
+ * DRAM (pipe_auto), the bulk-copy ring with PTXQ_GEMV_STATIC_WEIGHTS (bulk_auto), and
  * MXFP8 x MXFP8 a 1-trip L2 prefetch up to 8 waves (prefetch_depth): each was measured. */
 #include <stdio.h>
 #include <stdlib.h>
@@ -336,16 +337,19 @@ static int choose_plan(const gemv_shape *s, const ptxq_gemv_desc *d, const char 
 }
 
 /* Whether the automatic choice takes the software-pipelined twin (NVFP4 x NVFP4 only): where a
- * warp makes at least 4 trips along K (H200: +1 to +2 points of %copy there, -1 with 2 trips,
- * bench gemv --pipelined -1,1). PTXQ_GEMV_PIPE=0|1 forces the automatic choice (experiments). */
-static int pipe_auto(const gemv_shape *s, const ptxq_gemv_plan *p) {
+ * warp makes at least 4 trips along K on a GPU with at least 4 TB/s of DRAM bandwidth (H200:
+ * +1 to +2 points of %copy there, -1 with 2 trips, bench gemv --pipelined -1,1; H100, 3.35 TB/s:
+ * -1.5 to -2.8 points on the two shapes with >= 4 trips, 7168 x 16384 x 1 and 4096 x 7168 x 8,
+ * +1 on 16384 x 16384 x 4: the twin's 80 registers cost a CTA per SM, and the slower memory needs
+ * fewer bytes in flight). PTXQ_GEMV_PIPE=0|1 forces the automatic choice (experiments). */
+static int pipe_auto(const gemv_shape *s, const ptxq_gemv_plan *p, int dram_gbps) {
     static _Thread_local int env = -2;
     if (env == -2) {
         const char *e = getenv("PTXQ_GEMV_PIPE");
         env = e && *e ? atoi(e) : -1;
     }
     if (env >= 0) return env > 0;
-    return ceil_div(s->nch, 32 * (int64_t)p->k_warps) >= 4;
+    return dram_gbps >= 4000 && ceil_div(s->nch, 32 * (int64_t)p->k_warps) >= 4;
 }
 
 /* Whether the bulk-copy ring kernel ("...b", NVFP4 x NVFP4) can run this shape: its 1-D bulk
@@ -380,12 +384,12 @@ static int bulk_auto(int early) {
  * NVFP4 only, where asked or chosen. desc.pipelined = 2 asks for the ring kernel; where the shape
  * does not allow it (bulk_ok) the automatic choice is made instead. */
 static void pick_twin(const gemv_shape *s, const ptxq_gemv_desc *d, const char *target, int early,
-                      ptxq_gemv_plan *p) {
+                      int dram_gbps, ptxq_gemv_plan *p) {
     p->pipelined = 0;
     if (s->fmt != 0 || s->xk != 0) return;
     int bulk = bulk_ok(s) && (d->pipelined == 2 || (d->pipelined == 0 && bulk_auto(early)));
     if (!bulk && !(d->pipelined == 1 || ((d->pipelined == 0 || d->pipelined == 2) &&
-                                         pipe_auto(s, p))))
+                                         pipe_auto(s, p, dram_gbps))))
         return;
     char sname[sizeof p->kernel + 2];
     snprintf(sname, sizeof sname, "%s%s", p->kernel, bulk ? "b" : "s");
@@ -406,7 +410,7 @@ static void pick_twin(const gemv_shape *s, const ptxq_gemv_desc *d, const char *
  * host-bound without this memo. */
 typedef struct plan_memo {
     const char *target;
-    int sms, fmt, xk, rows, kw, pipe, ring; /* ring: bulk_ok | early << 1 */
+    int sms, dram, fmt, xk, rows, kw, pipe, ring; /* ring: bulk_ok | early << 1 */
     int64_t M, L, nch;
     ptxq_gemv_plan plan;
 } plan_memo;
@@ -415,12 +419,12 @@ static _Thread_local plan_memo g_memo[PLAN_MEMO];
 static _Thread_local int g_memo_next;
 
 static int memo_plan(const gemv_shape *s, const ptxq_gemv_desc *d, const char *target, int sms,
-                     int early, ptxq_gemv_plan *p) {
+                     int dram, int early, ptxq_gemv_plan *p) {
     /* NOTE: the ring's eligibility depends on alignments and strides, not only on the shape */
     int ring = (s->fmt == 0 && s->xk == 0) ? bulk_ok(s) | early << 1 : 0;
     for (int i = 0; i < PLAN_MEMO; ++i) {
         const plan_memo *m = &g_memo[i];
-        if (m->target == target && m->target && m->sms == sms && m->fmt == s->fmt &&
+        if (m->target == target && m->target && m->sms == sms && m->dram == dram && m->fmt == s->fmt &&
             m->xk == s->xk && m->rows == d->rows_per_thread && m->kw == d->k_warps &&
             m->pipe == d->pipelined && m->ring == ring &&
             m->M == s->M && m->L == s->L && m->nch == s->nch) {
@@ -430,10 +434,10 @@ static int memo_plan(const gemv_shape *s, const ptxq_gemv_desc *d, const char *t
     }
     int st = choose_plan(s, d, target, sms, p);
     if (st) return st;
-    pick_twin(s, d, target, early, p);
+    pick_twin(s, d, target, early, dram, p);
     plan_memo *m = &g_memo[g_memo_next];
     g_memo_next = (g_memo_next + 1) % PLAN_MEMO;
-    *m = (plan_memo){target, sms, s->fmt, s->xk, d->rows_per_thread, d->k_warps, d->pipelined, ring,
+    *m = (plan_memo){target, sms, dram, s->fmt, s->xk, d->rows_per_thread, d->k_warps, d->pipelined, ring,
                      s->M, s->L, s->nch, *p};
     return PTXQ_OK;
 }
@@ -474,7 +478,8 @@ static int plan_all(ptxq_context *ctx, const ptxq_gemv_desc *d, const ptxq_tenso
     if (st) return st;
     int pdl = !(d->flags & PTXQ_GEMV_NO_PDL) && ptxq_cudrv_launch_ex() != NULL;
     int early = pdl && (d->flags & PTXQ_GEMV_STATIC_WEIGHTS);
-    if ((st = memo_plan(s, d, ctx->target, ctx->info.sm_count, early, p))) return st;
+    if ((st = memo_plan(s, d, ctx->target, ctx->info.sm_count, (int)ctx->info.dram_gbps, early, p)))
+        return st;
     int shift = p->k_warps == 1 ? 0 : p->k_warps == 2 ? 1 : p->k_warps == 4 ? 2 : 3;
     s->args.wk_shift = (uint32_t)shift;
     s->args.tiles = (uint32_t)ceil_div(s->M, p->rows_per_cta);
