@@ -67,13 +67,15 @@ while IFS= read -r line; do
   timeout "$T" "$B/ptxq" $line >>"$OUT/extra_$n.txt" 2>&1
 done <<< "${EXTRA:-}"
 kill "$smi" 2>/dev/null
+# the device tool returns at most 8 files: every log also goes into one archive
+tar czf "$OUT/logs.tgz" -C "$OUT" --exclude logs.tgz . 2>/dev/null
 echo
 echo "==== summary ($(sed -n 2p "$OUT/info.txt"))"
 echo "tests exit $trc: $(grep -E '^Ok:|^Fail:|^Skipped:|^Timeout:' "$OUT/tests.log" 2>/dev/null | tr -s ' ' | tr '\n' ' ')"
 for f in "$OUT"/bench_*.txt "$OUT"/extra_*.txt; do
   [ -f "$f" ] || continue
   echo "-- $(basename "$f"): $(head -1 "$f" | cut -c1-100)"
-  grep -E '^(copy|mode|tensor|row|block|mx8|mxfp8|nvfp4|mxfp4|i8|dequant|gemv|shape|  ?[0-9])' "$f" | cut -c1-150
+  grep -E '^(copy|mode|tensor|row|block|mx8|mxfp8|nvfp4|mxfp4|i8|dequant|gemv|gemm|shape|  ?[0-9])|rounds' "$f" | cut -c1-230
 done
 load() { grep -v '^==' "$OUT/clocks.txt" | awk -F', ' -v c="$1" '$3+0 > 200 {print $c+0}' | sort -n | awk '{v[NR]=$1} END {if (NR) printf "%d / %d / %d", v[1], v[int((NR+1)/2)], v[NR]}'; }
 echo "-- under load (power > 200 W), min / median / max: SM clock $(load 2) MHz, power $(load 3) W"
