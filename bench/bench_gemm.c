@@ -3,7 +3,7 @@
  * process (per-tensor scales, default settings: FAST_ACCUM off, i.e. promoted accumulation) and
  * the ratio.
  *
- *   ptxq bench gemm [--m M --n N --k K] [--scaling tensor|row|block] [--tile-n 0|128|192]
+ *   ptxq bench gemm [--m M --n N --k K] [--scaling tensor|row|block|mx] [--tile-n 0|128|192]
  *                   [--store S[,S...]] (desc.store 0|1|-1: the first is the row's kernel, the
  *                   others are timed in the same process and shown in brackets)
  *                   [--rounds R] (R > 1: after the row, ours and cuBLASLt are timed back to back
@@ -13,6 +13,7 @@
  *                   [--group G] [--cluster 0|1|2] [--ctas C] [--reps R] [--no-cublas]
  *                   [--a e4m3|e5m2] [--b e4m3|e5m2] [--out bf16|f16|f32] [--sweep deepseek]
  *   ptxq check gemm [--m M --n N --k K] [--scaling S] [--tile-n T] [--cluster C] [--sample R] [--seed S]
+ *                   [--store 0|1|-1]
  *                   [--a e4m3|e5m2] [--b e4m3|e5m2] [--out bf16|f16|f32] [--batch L]
  *                   [--grouping none|masked|contiguous] [--split-k S] [--bias bf16|f32]
  *                   [--beta B (with C)] [--alpha A]
@@ -238,12 +239,14 @@ static int parse_scaling(const char *s, ptxq_gemm_scaling *o) {
     if (!strcmp(s, "tensor")) *o = PTXQ_GEMM_SCALE_TENSOR;
     else if (!strcmp(s, "row")) *o = PTXQ_GEMM_SCALE_ROW;
     else if (!strcmp(s, "block")) *o = PTXQ_GEMM_SCALE_BLOCK;
+    else if (!strcmp(s, "mx")) *o = PTXQ_GEMM_SCALE_MX;
     else return -1;
     return 0;
 }
 
 static const char *scaling_str(ptxq_gemm_scaling s) {
-    return s == PTXQ_GEMM_SCALE_TENSOR ? "tensor" : s == PTXQ_GEMM_SCALE_ROW ? "row" : "block";
+    return s == PTXQ_GEMM_SCALE_TENSOR ? "tensor" : s == PTXQ_GEMM_SCALE_ROW ? "row"
+           : s == PTXQ_GEMM_SCALE_MX ? "mx" : "block";
 }
 
 /* Fills n bytes of device memory with random E4M3 codes (a 4 MiB random block, repeated). */
@@ -252,6 +255,14 @@ static void fill_fp8(ptxq_dev *d, uint64_t dst, size_t n, rng64 *r) {
     uint8_t *h = malloc(blk);
     for (size_t i = 0; i < blk; ++i) h[i] = gemm_rand_e4m3(r);
     for (size_t o = 0; o < n; o += blk) dev_upload(d, dst + o, h, n - o < blk ? n - o : blk);
+    free(h);
+}
+
+/* UE8M0 codes 124..130 (scales 1/8 .. 8), as the quantizer produces for data near unit range. */
+static void fill_ue8m0(ptxq_dev *d, uint64_t dst, size_t n, rng64 *r) {
+    uint8_t *h = malloc(n + 1);
+    for (size_t i = 0; i < n; ++i) h[i] = (uint8_t)(124 + rng_next(r) % 7);
+    dev_upload(d, dst, h, n);
     free(h);
 }
 
@@ -274,13 +285,22 @@ static int bench_one(ptxq_dev *d, cublaslt *L, int have_lt, int64_t M, int64_t N
     size_t a_step = ((size_t)(M * K) + 255) / 256 * 256, b_step = ((size_t)(N * K) + 255) / 256 * 256;
     uint64_t A = dev_alloc(d, a_step * (size_t)copies), B = dev_alloc(d, b_step * (size_t)copies);
     uint64_t D = dev_alloc(d, (size_t)(M * N * es)), D2 = dev_alloc(d, (size_t)(M * N) * 2);
-    size_t nsa = s == PTXQ_GEMM_SCALE_BLOCK ? (size_t)(M * nkb) : s == PTXQ_GEMM_SCALE_ROW ? (size_t)M : 1;
-    size_t nsb = s == PTXQ_GEMM_SCALE_BLOCK ? (size_t)(nbn * nkb) : s == PTXQ_GEMM_SCALE_ROW ? (size_t)N : 1;
-    uint64_t SA = dev_alloc(d, nsa * 4), SB = dev_alloc(d, nsb * 4);
+    const int mx = s == PTXQ_GEMM_SCALE_MX; /* UE8M0 bytes [M, K/32], [N, K/32] */
+    size_t nsa = s == PTXQ_GEMM_SCALE_BLOCK ? (size_t)(M * nkb) : s == PTXQ_GEMM_SCALE_ROW ? (size_t)M
+                 : mx ? (size_t)(M * (K / 32)) : 1;
+    size_t nsb = s == PTXQ_GEMM_SCALE_BLOCK ? (size_t)(nbn * nkb) : s == PTXQ_GEMM_SCALE_ROW ? (size_t)N
+                 : mx ? (size_t)(N * (K / 32)) : 1;
+    const size_t ssz = mx ? 1 : 4;
+    uint64_t SA = dev_alloc(d, nsa * ssz + 4), SB = dev_alloc(d, nsb * ssz + 4);
     fill_fp8(d, A, a_step * (size_t)copies, &r);
     fill_fp8(d, B, b_step * (size_t)copies, &r);
-    fill_f32(d, SA, nsa, &r);
-    fill_f32(d, SB, nsb, &r);
+    if (mx) {
+        fill_ue8m0(d, SA, nsa, &r);
+        fill_ue8m0(d, SB, nsb, &r);
+    } else {
+        fill_f32(d, SA, nsa, &r);
+        fill_f32(d, SB, nsb, &r);
+    }
     our_call c;
     memset(&c, 0, sizeof c);
     c.d = d;
@@ -301,6 +321,9 @@ static int bench_one(ptxq_dev *d, cublaslt *L, int have_lt, int64_t M, int64_t N
     } else if (s == PTXQ_GEMM_SCALE_ROW) {
         c.sa = ptxq_tensor_make(PTXQ_F32, 1, (int64_t[]){M}, SA);
         c.sb = ptxq_tensor_make(PTXQ_F32, 1, (int64_t[]){N}, SB);
+    } else if (mx) {
+        c.sa = ptxq_tensor_make(PTXQ_UE8M0, 2, (int64_t[]){M, K / 32}, SA);
+        c.sb = ptxq_tensor_make(PTXQ_UE8M0, 2, (int64_t[]){N, K / 32}, SB);
     } else {
         c.sa = ptxq_tensor_make(PTXQ_F32, 1, (int64_t[]){1}, SA);
         c.sb = ptxq_tensor_make(PTXQ_F32, 1, (int64_t[]){1}, SB);
@@ -341,13 +364,14 @@ static int bench_one(ptxq_dev *d, cublaslt *L, int have_lt, int64_t M, int64_t N
                  plan.kernel, ams, ams > 0 ? flop / (ams * 1e9) : 0.0);
     }
     c.desc.store = g_store[0];
-    double bytes = (double)((M + N) * K + M * N * es) + 4.0 * (double)(nsa + nsb);
+    double bytes = (double)((M + N) * K + M * N * es) + (double)ssz * (double)(nsa + nsb);
     double gbps = bytes / (ms * 1e6);
     printf("gemm %-6s %5lldx%5lldx%5lld  %-30s %8.3f ms  %7.1f TFLOPS  %5.1f%% of %.0f  %6.0f GB/s "
            "%5.1f%% of copy", scaling_str(s), (long long)M, (long long)N, (long long)K, kname, ms, tf,
            100.0 * tf / PEAK_TFLOPS, PEAK_TFLOPS, gbps, g_copy.gbps > 0 ? 100.0 * gbps / g_copy.gbps : 0);
     fputs(alt, stdout);
-    if (have_lt && g_at == PTXQ_E4M3 && g_bt == PTXQ_E4M3 && g_dt == PTXQ_BF16) {
+    if (mx) printf("  | no peer: cuBLASLt has no MXFP8 GEMM on sm_90");
+    if (have_lt && !mx && g_at == PTXQ_E4M3 && g_bt == PTXQ_E4M3 && g_dt == PTXQ_BF16) {
         lt_call lc;
         if (lt_setup(&lc, L, d, M, N, K, A, B, D2, SA, SB, s) == 0) {
             lc.a_step = b_step, lc.b_step = a_step, lc.copies = copies; /* its A is our B */
@@ -491,6 +515,7 @@ int bench_gemm_main(int argc, char **argv) {
         rc |= bench_one(&d, &L, have_lt, 8192, 8192, 8192, PTXQ_GEMM_SCALE_TENSOR, tile_n, group, cluster, reps);
         rc |= bench_one(&d, &L, have_lt, 8192, 8192, 8192, PTXQ_GEMM_SCALE_ROW, tile_n, group, cluster, reps);
         rc |= bench_one(&d, &L, have_lt, 4096, 7168, 16384, PTXQ_GEMM_SCALE_BLOCK, tile_n, group, cluster, reps);
+        rc |= bench_one(&d, &L, have_lt, 4096, 7168, 16384, PTXQ_GEMM_SCALE_MX, 0, group, cluster, reps);
         printf("-- DeepSeek-V3 layer shapes, block-scaled (small M is memory-bound: read GB/s and %% of copy)\n");
         for (int mi = 0; mi < 3; ++mi)
             for (int i = 0; i < 6; ++i)
@@ -512,7 +537,8 @@ int check_gemm_main(int argc, char **argv) {
                   .sample_rows = (int)bench_opt_int(argc, argv, "--sample", 0),
                   .cluster = (int)bench_opt_int(argc, argv, "--cluster", 0),
                   .batch = (int)bench_opt_int(argc, argv, "--batch", 0),
-                  .split_k = (int)bench_opt_int(argc, argv, "--split-k", 0)};
+                  .split_k = (int)bench_opt_int(argc, argv, "--split-k", 0),
+                  .store = (int)bench_opt_int(argc, argv, "--store", 0)};
     if (parse_fp8(bench_opt(argc, argv, "--a", "e4m3"), &c.a_type) ||
         parse_fp8(bench_opt(argc, argv, "--b", "e4m3"), &c.b_type)) {
         fprintf(stderr, "--a/--b: e4m3 or e5m2\n");

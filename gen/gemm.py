@@ -6,6 +6,21 @@ Scaling modes (one kernel per mode and tile width):
   row     D[m, n] = sa[m] * sb[n] * sum_k A B        (f32 per row of A and per row of B)
   block   D[m, n] = sum_kb sa[m, kb] * sb[n/128, kb] * sum_{k in kb} A B
           (DeepSeek-V3 / DeepGEMM: A per 1x128, B per 128x128; any strides)
+  mx      D[m, n] = sum_j sa[m, j] * sb[n, j] * sum_{k in 32j..32j+31} A B   (OCP MXFP8: UE8M0
+          scales per 32 of K for both operands, bytes, contiguous along K)
+
+MXFP8 on sm_90a: there is no block-scaled MMA, and a scale product that changes with both m and n
+every 32 of K cannot be folded into the operands, so each k32 wgmma goes into a fresh partial that
+is promoted at once: acc += part * (sa[m, j] * sb[n, j]), one FMUL and one FFMA per element per
+k32 (8x the CUDA-core work of BLOCK's promotion per 128 of K). The alternative, dequantizing both
+operands to BF16 (exact: E4M3 x 2^e fits BF16) and running the BF16 MMA, halves the MMA rate and
+needs a conversion of every operand element per tile (about 1 instruction per element pair, more
+than the promotion's 2 per output element per k32 at tile_n 128 for the B side alone), so the
+promotion path is the one built (measured: src/gemm.c, bench/RESULTS.md). B's scales (one byte per
+column per k32) are decoded once per K block through shared memory: thread c of a warpgroup loads
+the 4-byte word of column n0 + c (the K block's 4 scales; one load, bounds-checked once) and
+writes them as 4 floats; each thread then reads its 32 columns' floats per k32 step (16 v2
+loads instead of 96 decode instructions: 312 -> see RESULTS.md). K must be a multiple of 128.
 
 CTA = 3 warpgroups (384 threads), warp-specialised, persistent over output tiles:
   WG0      producer: setmaxnreg.dec 40; one thread streams A and B tiles with TMA
@@ -80,6 +95,8 @@ SMEM_LIMIT = 232448            # sm_90 opt-in maximum per CTA
 PRODUCER_REGS = 40
 CONSUMER_REGS = 232
 MODES = ("tensor", "row", "block")
+MX_WIDTHS = (128,)             # mx: acc + one partial + 32 scale words fit at 128 columns
+MX_SCALE_BYTES = 2 * 2 * 4 * 128 * 4  # 2 warpgroups x 2 K-block parities x 4 k32 x 128 f32
 AB_TYPES = (("e4m3", "e4m3"), ("e4m3", "e5m2"), ("e5m2", "e4m3"), ("e5m2", "e5m2"))
 TILE_N = (128, 160, 192)       # 160: 7168 = 44.8 tiles, fewer idle SMs in the last wave
 CLUSTERS = (1, 2)              # 2: a CTA pair along M shares each B tile (TMA multicast)
@@ -120,11 +137,13 @@ def staging_bytes(bn, ts):
     return 2 * 64 * bn * 2 if ts else 0
 
 
-def geometry(bn, ts=False):
+def geometry(bn, ts=False, mx=False):
     stage = A_BYTES + bn * BK
     stg = staging_bytes(bn, ts)
-    stages = min(8, (SMEM_LIMIT - 1024 - 256 - stg) // stage)
+    stages = min(8, (SMEM_LIMIT - 1024 - 256 - stg - (MX_SCALE_BYTES if mx else 0)) // stage)
     smem = 1024 + stages * stage + stg + 16 * stages + 16   # + the split-K "last CTA" flag
+    if mx:
+        smem += MX_SCALE_BYTES
     return stage, stages, smem
 
 
@@ -135,7 +154,7 @@ def kernel_name(mode, bn, cluster=1, pipe="", ab=("e4m3", "e4m3"), ts=False):
 
 def default_pipe(mode, bn):
     """The pipeline src/gemm.c picks when not overridden (measured there)."""
-    if mode == "row":
+    if mode in ("row", "mx"):
         return ""
     return "p2" if bn == 128 else ""
 
@@ -158,12 +177,20 @@ def variants():
                         if pipe:
                             prm["pipe"] = pipe
                         res.append((kernel_name(mode, bn, cl, pipe, ab), prm))
+    for ab in AB_TYPES:
+        for bn in MX_WIDTHS:
+            for cl in CLUSTERS:
+                stage, stages, smem = geometry(bn, False, True)
+                res.append((kernel_name("mx", bn, cl, "", ab),
+                            {"mode": "mx", "a_type": ab[0], "b_type": ab[1], "tile_m": BM,
+                             "tile_n": bn, "tile_k": BK, "stages": stages, "stage_bytes": stage,
+                             "smem": smem, "threads": THREADS, "cluster": cl}))
     ab = ("e4m3", "e4m3")
-    for mode in MODES:
-        for bn in TS_WIDTHS:
+    for mode in MODES + ("mx",):
+        for bn in (TS_WIDTHS if mode != "mx" else MX_WIDTHS):
             pipe = default_pipe(mode, bn)
             for cl in CLUSTERS:
-                stage, stages, smem = geometry(bn, True)
+                stage, stages, smem = geometry(bn, True, mode == "mx")
                 prm = {"mode": mode, "a_type": ab[0], "b_type": ab[1], "tile_m": BM, "tile_n": bn,
                        "tile_k": BK, "stages": stages, "stage_bytes": stage, "smem": smem,
                        "threads": THREADS, "cluster": cl, "store": "tma"}
@@ -184,7 +211,7 @@ class G:
         self.pipe = p.get("pipe", "")
         self.ab = (p.get("a_type", "e4m3"), p.get("b_type", "e4m3"))
         self.ts = p.get("store") == "tma"
-        self.stage, self.stages, self.smem = geometry(self.bn, self.ts)
+        self.stage, self.stages, self.smem = geometry(self.bn, self.ts, self.mode == "mx")
         self.off, self.argsize = arg_offsets()
 
     def arg(self, name):
@@ -351,6 +378,8 @@ class G:
             k(f"mov.f32 {r}, 0f00000000")
         if self.mode == "block":
             self.block_scale_setup(m0, n0, mr0, mr1, pr0, pr1)
+        if self.mode == "mx":
+            self.mx_scale_setup(m0, n0, mr0, mr1)
         k(f"mov.u32 {kb}, 0")
 
     def tile_coords(self, tile, m0, n0, tag):
@@ -559,6 +588,8 @@ class G:
         k(f"@{pdone} bra.uni C_EPILOGUE")
         if self.mode == "block":
             self.block_scale_load()
+        if self.mode == "mx":
+            self.mx_scale_load(kb)
         ring.locate()
         k.comment("descriptors of this slot: + slot * stage_bytes / 16; + 2 per 32-K step inside the\n"
                   "swizzled 128-byte row (the hardware applies the XOR to the final address)")
@@ -573,6 +604,12 @@ class G:
             k(f"add.s64 {dbj[j]}, {db}, {2 * j}")
         k.comment("wait for the TMA bytes of this slot")
         sm90.mbar_wait(k, ring.full, ring.phase, "FULL")
+        if self.mode == "mx":
+            self.mx_kblock(ring, [part, k.regs(".f32", "part1_", nreg)], acc, daj, dbj, p_lane0)
+            k(f"add.u32 {kb}, {kb}, 1")
+            k("bra.uni C_KB")
+            self.consumer_tile_end(acc, s_ab, tile, m0, n0, mr0, mr1, pr0, pr1, t4)
+            return
         k.comment(f"one 128-K block: 4 x m64n{bn}k32 chained in the tensor core (scale-d 0 first)")
         k("wgmma.fence.sync.aligned")
         for j in range(4):
@@ -753,6 +790,123 @@ class G:
             k(f"ld.global.nc.f32 {k.reg('.f32', 'sc_b1' + sfx)}, [%sb_ptr1]")
         for p, s in (("sa_ptr0", "sak4"), ("sa_ptr1", "sak4"), ("sb_ptr0", "sbk4"), ("sb_ptr1", "sbk4")):
             k(f"add.s64 %{p}, %{p}, %{s}")
+
+    # ---- MXFP8 scales ---------------------------------------------------------------------------
+    def mx_scale_setup(self, m0, n0, mr0, mr1):
+        """Per tile: pointers to this thread's two rows of A's scales and to the B-scale word of
+        column n0 + (thread % 128), at this unit's first K block (4 scale bytes a K block), and
+        whether that column exists."""
+        k = self.k
+        t, c = k.reg(".b64", "t_mx"), k.reg(".b32", "mx_col")
+        pa0, pa1, pb = (k.reg(".b64", n) for n in ("mxa_ptr0", "mxa_ptr1", "mxb_ptr"))
+        k.comment("MX scales of this tile: rows m_r0 / m_r1 of A's, column n0 + tid % 128 of B's")
+        t2 = k.reg(".b64", "t_mx2")
+        k(f"cvt.u64.u32 {t}, %kb0_c")
+        k(f"shl.b64 {t}, {t}, 2")
+        k.comment("scale row strides (sam, sbn) are in bytes: UE8M0 elements are bytes")
+        for pa, mr in ((pa0, mr0), (pa1, mr1)):
+            k(f"cvt.u64.u32 {t2}, {mr}")
+            k(f"mad.lo.u64 {pa}, {t2}, %a_sam, %sa_t")
+            k(f"add.u64 {pa}, {pa}, {t}")
+        k(f"mov.u32 {c}, %tid.x")
+        k(f"and.b32 {c}, {c}, 127")
+        k(f"add.u32 {c}, {c}, {n0}")
+        k(f"setp.lt.u32 {k.reg('.pred', 'p_mxcol')}, {c}, %a_n")
+        k(f"cvt.u64.u32 {t2}, {c}")
+        k(f"mad.lo.u64 {pb}, {t2}, %a_sbn, %sb_t")
+        k(f"add.u64 {pb}, {pb}, {t}")
+        k.comment("this warpgroup's two scale buffers (K-block parity) after the barriers; barrier\n"
+                  "2 + consumer warpgroup (the TMA-store epilogue's too: the same 128 threads)")
+        buf, bar = k.reg(".b32", "mx_buf"), k.reg(".b32", "mx_bar")
+        k(f"mov.u32 {buf}, %tid.x")
+        k(f"shr.u32 {buf}, {buf}, 7")
+        k(f"add.u32 {bar}, {buf}, 1")
+        k(f"sub.u32 {buf}, {buf}, 1")
+        off = self.stages * self.stage + staging_bytes(self.bn, self.ts) + 16 * self.stages + 16
+        k(f"mad.lo.u32 {buf}, {buf}, 4096, %smem")
+        k(f"add.u32 {buf}, {buf}, {off}")
+
+    def mx_decode(self, dst, word, j):
+        """UE8M0 byte j of word -> 2^(e - 127) as f32 bits e << 23 (e = 0: 2^-127, a subnormal,
+        0x00400000; e = 255 gives +inf, not NaN: such outputs are inf or NaN). dst: .b32"""
+        k = self.k
+        k(f"bfe.u32 {dst}, {word}, {8 * j}, 8")
+        k(f"shl.b32 {dst}, {dst}, 23")
+        k(f"max.u32 {dst}, {dst}, 0x00400000")
+
+    def mx_scale_load(self, kb):
+        """This K block's scales, before the slot wait: A's two words (rows past M read nothing)
+        straight into registers; B's word of this thread's column, decoded to 4 floats, into the
+        warpgroup's buffer of parity kb % 2 ([k32 step][128 columns] f32), then the warpgroup
+        meets. Each thread reads its columns' floats per step in mx_kblock.
+        NOTE: two buffers: a thread writing K block kb + 1 has passed this block's barrier, which
+        every thread reaches only after reading block kb - 1 (the other buffer)."""
+        k = self.k
+        k(f"mov.u32 {k.reg('.b32', 'mx_sa0')}, 0")
+        k(f"mov.u32 {k.reg('.b32', 'mx_sa1')}, 0")
+        k("@%p_row0 ld.global.nc.u32 %mx_sa0, [%mxa_ptr0]")
+        k("@%p_row1 ld.global.nc.u32 %mx_sa1, [%mxa_ptr1]")
+        w, sl, f = k.reg(".b32", "mx_w"), k.reg(".b32", "mx_slot"), k.reg(".b32", "mx_f")
+        k(f"mov.u32 {w}, 0")
+        k(f"@%p_mxcol ld.global.nc.u32 {w}, [%mxb_ptr]")
+        k(f"and.b32 {sl}, {kb}, 1")
+        k(f"mad.lo.u32 {sl}, {sl}, 2048, %mx_buf")
+        tc = k.reg(".b32", "mx_tc")
+        k(f"mov.u32 {tc}, %tid.x")
+        k(f"and.b32 {tc}, {tc}, 127")
+        k(f"mad.lo.u32 {tc}, {tc}, 4, {sl}")
+        for j in range(4):
+            self.mx_decode(f, w, j)
+            k(f"st.shared.u32 [{tc}+{512 * j}], {f}")
+        k("bar.sync %mx_bar, 128")
+        k.comment("this thread's columns 8q + 2t (+1): floats at 4 * (8q + 2t) of each step's row")
+        k(f"mov.u32 {k.reg('.b32', 'mx_rd')}, %tid.x")
+        k("and.b32 %mx_rd, %mx_rd, 3")
+        k(f"mad.lo.u32 %mx_rd, %mx_rd, 8, {sl}")
+        for p in ("mxa_ptr0", "mxa_ptr1", "mxb_ptr"):
+            k(f"add.s64 %{p}, %{p}, 4")
+
+    def mx_kblock(self, ring, parts, acc, daj, dbj, p_lane0):
+        """One 128-K block in MX mode: k32 step j's wgmma goes into partial set j % 2 and is
+        issued before step j - 1 is promoted (wait_group 1), so the tensor core works on step j
+        while the CUDA cores promote step j - 1; the last step is promoted after a full wait,
+        once the slot has been freed. acc += part * sa(m, j) * sb(n, j)."""
+        k = self.k
+        n = len(acc)
+        sa = ["%mx_sa0", "%mx_sa1"]
+        fa = [k.reg(".f32", "mx_fa0"), k.reg(".f32", "mx_fa1")]
+        fb = [k.reg(".f32", "mx_fb0"), k.reg(".f32", "mx_fb1")]
+        s, t = k.reg(".f32", "mx_s"), k.reg(".b32", "t_mxe")
+
+        def promote_step(j):
+            part = parts[j % 2]
+            k.comment(f"promote k32 step {j}: acc += part{j % 2} * sa * sb")
+            for r in (0, 1):
+                self.mx_decode(t, sa[r], j)
+                k(f"mov.b32 {fa[r]}, {t}")
+            for q in range(n // 4):
+                k(f"ld.shared.v2.f32 {{{fb[0]}, {fb[1]}}}, [%mx_rd+{512 * j + 32 * q}]")
+                for e in (0, 1):
+                    for r in (0, 1):
+                        i = 4 * q + 2 * r + e
+                        k(f"mul.rn.f32 {s}, {fa[r]}, {fb[e]}")
+                        k(f"fma.rn.f32 {acc[i]}, {part[i]}, {s}, {acc[i]}")
+
+        for j in range(4):
+            k.comment(f"k32 step {j}: m64n{self.bn}k32 into partial set {j % 2}")
+            k("wgmma.fence.sync.aligned")
+            sm90.wgmma_fp8(k, self.bn, parts[j % 2], daj[j], dbj[j], 0, *self.ab)
+            k("wgmma.commit_group.sync.aligned")
+            if j > 0:
+                k("wgmma.wait_group.sync.aligned 1")
+                promote_step(j - 1)
+        k("wgmma.wait_group.sync.aligned 0")
+        k.comment("the slot's bytes are consumed: free it before the last promotion")
+        sm90.mbar_arrive(k, ring.empty, p_lane0)
+        if self.cl > 1:
+            sm90.mbar_arrive_remote(k, ring.empty, "%peer_rank", k.reg(".b32", "t_remote"), p_lane0)
+        ring.advance()
+        promote_step(3)
 
     def promote(self, part, acc, n0, sfx="", q0=0):
         """acc[i] (+)= partial[i]; part covers accumulator chunks q0.. (8 columns each)."""
@@ -1167,9 +1321,5 @@ def c_header():
     out.append(f"#define PTXQ_GEMM_FLAG_GROUP_SHIFT {GROUP_SHIFT}")
     out.append(f"#define PTXQ_GEMM_FLAG_GENERAL {GENERAL_BIT}u")
     out.append(f"#define PTXQ_GEMM_FLAG_MAPS3D {MAPS3D_BIT}u")
-    for bn in TILE_N:
-        out.append(f"#define PTXQ_GEMM_SMEM_N{bn} {geometry(bn)[2]}")
-    for bn in TS_WIDTHS:
-        out.append(f"#define PTXQ_GEMM_SMEM_TS_N{bn} {geometry(bn, True)[2]}")
     out.append("#endif")
     return "\n".join(out) + "\n"

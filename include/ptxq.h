@@ -368,7 +368,7 @@ ptxq_status ptxq_gemv(ptxq_context *ctx, const ptxq_gemv_desc *desc, const ptxq_
  *   d  BF16, F16 or F32 [M, N] (or [L, M, N]), innermost stride 1; 16-bit types: 4-byte aligned
  *      base, even row and batch strides; F32: 4-byte aligned. Batches of d must not overlap.
  * M and N are arbitrary (tails: TMA zero-fills the loads, stores are masked). K must be a multiple
- * of 16 (of 128 for BLOCK); K = 0 gives D = beta * C + bias; M = 0 or N = 0 enqueues nothing.
+ * of 16 (of 128 for BLOCK and MX); K = 0 gives D = beta * C + bias; M = 0 or N = 0 enqueues nothing.
  *
  * scaling       a_scale (F32)                          b_scale (F32)
  * TENSOR        1 element (any rank): sa               1 element: sb          D = sa*sb*acc
@@ -376,6 +376,13 @@ ptxq_status ptxq_gemv(ptxq_context *ctx, const ptxq_gemv_desc *desc, const ptxq_
  * BLOCK         [M, K/128], any strides: sa(m, kb)     [ceil(N/128), K/128], any strides
  *               (DeepGEMM's M-major "sa[kb*lda_s + m]" is strides {1, lda_s})
  *                                                      D = sum_kb sa(m,kb)*sb(n/128,kb)*acc_kb
+ * MX            UE8M0 [M, K/32]: sa(m, j) = 2^(code-127) UE8M0 [N, K/32]: sb(n, j)
+ *               both contiguous along K, rows 4-byte aligned (row stride a multiple of 4 bytes)
+ *                                                      D = sum_j sa(m,j)*sb(n,j)*acc_j (32 of K)
+ *               (the layout ptxq_quantize's MXFP8 mode writes for [rows, K] inputs). sm_90a has no
+ *               block-scaled MMA: each k32 product is promoted with its two scales on the CUDA
+ *               cores (exact products, FP32 sums), at about a third of the FP8 rate; tile_n 128.
+ *               Code 0 is 2^-127; code 255 (NaN in OCP) is taken as +inf.
  * Batched scales: a_scale may carry a leading batch dim ([L], [L, M], [L, M, K/128]) and b_scale
  * one of B's batch count ([Lb], [Lb, N], [Lb, ceil(N/128), K/128]); without it one set serves all.
  *
@@ -412,7 +419,8 @@ ptxq_status ptxq_gemv(ptxq_context *ctx, const ptxq_gemv_desc *desc, const ptxq_
 typedef enum ptxq_gemm_scaling {
     PTXQ_GEMM_SCALE_TENSOR = 1,
     PTXQ_GEMM_SCALE_ROW = 2,
-    PTXQ_GEMM_SCALE_BLOCK = 3
+    PTXQ_GEMM_SCALE_BLOCK = 3,
+    PTXQ_GEMM_SCALE_MX = 4      /* MXFP8 (OCP MX): UE8M0 per 32 of K on both operands */
 } ptxq_gemm_scaling;
 
 typedef enum ptxq_gemm_grouping {

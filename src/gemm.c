@@ -16,7 +16,6 @@ typedef struct gemm_plan {
     int64_t M, N, K;
     int64_t L, Lb;     /* batches of A (and D, C), of B */
     int tile_n, group, cluster, ctas;
-    unsigned smem;
     ptxq_gemm_args args;
     uint64_t a_data, b_data;
     uint64_t lda, ldb, a_bs, b_bs; /* row and batch pitches in bytes */
@@ -48,7 +47,7 @@ static int64_t numel(const ptxq_tensor *t) {
 
 static const char *scaling_name(ptxq_gemm_scaling s) {
     return s == PTXQ_GEMM_SCALE_TENSOR ? "tensor" : s == PTXQ_GEMM_SCALE_ROW ? "row"
-           : s == PTXQ_GEMM_SCALE_BLOCK ? "block" : NULL;
+           : s == PTXQ_GEMM_SCALE_BLOCK ? "block" : s == PTXQ_GEMM_SCALE_MX ? "mx" : NULL;
 }
 
 static const char *fp8_name(ptxq_dtype t) {
@@ -99,6 +98,7 @@ static int pipe_off(void) {
 static const char *pick_pipe(ptxq_gemm_scaling s, int tile_n, int e4m3_pair) {
     const char *e = getenv("PTXQ_GEMM_PIPE");
     const char *want;
+    if (s == PTXQ_GEMM_SCALE_MX) return ""; /* one consumer for MX (gen/gemm.py mx_kblock) */
     if (e && *e && e4m3_pair) /* other type pairs exist with the default pipeline only */
         want = !strcmp(e, "p2") ? "p2" : !strcmp(e, "h2") ? "h2" : "";
     else if (s == PTXQ_GEMM_SCALE_ROW)
@@ -116,7 +116,8 @@ static const char *pick_pipe(ptxq_gemm_scaling s, int tile_n, int e4m3_pair) {
  * with the mode's default pipeline (the variants that are built). */
 static int store_ok(const gemm_plan *p, const ptxq_gemm_desc *desc, int e4m3_pair, const char *pipe) {
     const ptxq_gemm_args *g = &p->args;
-    const char *dflt = desc->scaling == PTXQ_GEMM_SCALE_ROW ? "" : p->tile_n == 128 ? "p2" : "";
+    const char *dflt = desc->scaling == PTXQ_GEMM_SCALE_ROW || desc->scaling == PTXQ_GEMM_SCALE_MX
+                           ? "" : p->tile_n == 128 ? "p2" : "";
     return e4m3_pair && !(g->flags & PTXQ_GEMM_FLAG_GENERAL) &&
            desc->grouping == PTXQ_GEMM_GROUP_NONE && (p->tile_n == 128 || p->tile_n == 192) &&
            !strcmp(pipe, dflt) && g->d % 16 == 0 && g->ldd % 16 == 0 &&
@@ -247,7 +248,7 @@ static int plan_gemm(const ptxq_gemm_desc *desc, const ptxq_tensor *a, const ptx
     if (b->rank == 3 && gm != PTXQ_GEMM_GROUP_CONTIGUOUS && p->Lb != p->L)
         return ptxq_fail(PTXQ_ERR_SHAPE, "gemm: b has %lld batches, a %lld", (long long)p->Lb,
                          (long long)p->L);
-    int kq = desc->scaling == PTXQ_GEMM_SCALE_BLOCK ? 128 : 16;
+    int kq = desc->scaling == PTXQ_GEMM_SCALE_BLOCK || desc->scaling == PTXQ_GEMM_SCALE_MX ? 128 : 16;
     if (p->K % kq)
         return ptxq_fail(PTXQ_ERR_SHAPE, "gemm: K = %lld must be a multiple of %d", (long long)p->K,
                          kq);
@@ -354,8 +355,10 @@ static int plan_gemm(const ptxq_gemm_desc *desc, const ptxq_tensor *a, const ptx
 
     /* scales */
     const ptxq_tensor *sa0 = desc->a_scale, *sb0 = desc->b_scale;
-    if (sa0->dtype != PTXQ_F32 || sb0->dtype != PTXQ_F32)
-        return ptxq_fail(PTXQ_ERR_SCALE_SHAPE, "gemm: scales must be F32 (got %s, %s)",
+    ptxq_dtype sdt = desc->scaling == PTXQ_GEMM_SCALE_MX ? PTXQ_UE8M0 : PTXQ_F32;
+    if (sa0->dtype != sdt || sb0->dtype != sdt)
+        return ptxq_fail(PTXQ_ERR_SCALE_SHAPE, "gemm: %s scales must be %s (got %s, %s)",
+                         scaling_name(desc->scaling), ptxq_dtype_name(sdt),
                          ptxq_dtype_name(sa0->dtype), ptxq_dtype_name(sb0->dtype));
     if (sa0->data % 4 || sb0->data % 4)
         return ptxq_fail(PTXQ_ERR_ALIGNMENT, "gemm: scales must be 4-byte aligned");
@@ -401,6 +404,30 @@ static int plan_gemm(const ptxq_gemm_desc *desc, const ptxq_tensor *a, const ptx
         g->sbn = (uint64_t)sb.stride[0];
         g->sbk = (uint64_t)sb.stride[1];
         break;
+    case PTXQ_GEMM_SCALE_MX: {
+        /* UE8M0 [M, K/32] and [N, K/32] (+ a batch dim), contiguous along K; the kernels read a
+         * K block's 4 scale bytes as one word, so rows (and batches) must be 4-byte aligned */
+        int64_t nk32 = p->K / 32;
+        if (gm == PTXQ_GEMM_GROUP_CONTIGUOUS) sa = *sa0, sa_bs = 0;
+        else if ((st = scale_batch(sa0, 2, p->L, "a_scale", &sa, &sa_bs))) return st;
+        if ((st = scale_batch(sb0, 2, p->Lb, "b_scale", &sb, &sb_bs))) return st;
+        /* scale_batch counts F32 elements: UE8M0 batch strides are bytes */
+        sa_bs /= 4, sb_bs /= 4;
+        if (sa.rank != 2 || sa.shape[0] != p->M || sa.shape[1] != nk32)
+            return ptxq_fail(PTXQ_ERR_SCALE_SHAPE, "gemm: MX a_scale must be [M, K/32] = [%lld, %lld]",
+                             (long long)p->M, (long long)nk32);
+        if (sb.rank != 2 || sb.shape[0] != p->N || sb.shape[1] != nk32)
+            return ptxq_fail(PTXQ_ERR_SCALE_SHAPE, "gemm: MX b_scale must be [N, K/32] = [%lld, %lld]",
+                             (long long)p->N, (long long)nk32);
+        if ((nk32 > 1 && (sa.stride[1] != 1 || sb.stride[1] != 1)) ||
+            (p->M > 1 && sa.stride[0] % 4) || (p->N > 1 && sb.stride[0] % 4) || sa_bs % 4 ||
+            sb_bs % 4)
+            return ptxq_fail(PTXQ_ERR_STRIDE, "gemm: MX scales must be contiguous along K with row "
+                             "and batch strides a multiple of 4 bytes");
+        g->sam = (uint64_t)sa.stride[0];
+        g->sbn = (uint64_t)sb.stride[0];
+        break;
+    }
     default:
         return ptxq_fail(PTXQ_ERR_INVALID_ARGUMENT, "gemm: unknown scaling");
     }
@@ -415,6 +442,7 @@ static int plan_gemm(const ptxq_gemm_desc *desc, const ptxq_tensor *a, const ptx
              (p->L == 1 || (md.bstride * esize) % 16 == 0) && !getenv("PTXQ_GEMM_PIPE");
     int blk = desc->scaling == PTXQ_GEMM_SCALE_BLOCK;
     p->tile_n = desc->tile_n ? desc->tile_n
+                : desc->scaling == PTXQ_GEMM_SCALE_MX ? 128 /* the width built (gen/gemm.py) */
                 : (blk && !ts && !pipe_off())
                     ? 128 : pick_tile_n(p->M * p->L, p->N, sms > 0 ? sms : 132, ts, blk);
     if (p->tile_n != 128 && p->tile_n != 160 && p->tile_n != 192)
@@ -440,6 +468,8 @@ static int plan_gemm(const ptxq_gemm_desc *desc, const ptxq_tensor *a, const ptx
                          desc->cluster);
     if (contig && p->cluster != 1)
         return ptxq_fail(PTXQ_ERR_INVALID_ARGUMENT, "gemm: contiguous grouping runs without clusters");
+    if (desc->scaling == PTXQ_GEMM_SCALE_MX && p->tile_n != 128)
+        return ptxq_fail(PTXQ_ERR_INVALID_ARGUMENT, "gemm: MX runs at tile_n 128 (got %d)", p->tile_n);
     if (desc->store < -1 || desc->store > 1)
         return ptxq_fail(PTXQ_ERR_INVALID_ARGUMENT, "gemm: store %d; 0 (auto), 1 or -1", desc->store);
 
@@ -490,12 +520,12 @@ static int plan_gemm(const ptxq_gemm_desc *desc, const ptxq_tensor *a, const ptx
      * 192 1081 vs 885 direct; DeepSeek-V3 shapes with K <= 7168 +1% to +88% (4096 x 32768 x 512:
      * 409 -> 771). At 128 with >= 64 K blocks (n128p2: 7 ring stages -> 6) it was 1-2% slower,
      * but the width pick sends large M to 192 and small M measured even (441 vs 441). */
-    p->store = desc->store >= 0 && store_ok(p, desc, e4, pipe);
+    /* MX (CUDA-core bound, gen/gemm.py mx_kblock) keeps direct stores and its 6th ring stage unless
+     * asked: H100, 4096 x 7168 x 16384 / 8192^3: 355 / 356 TFLOPS direct vs 330 / 333 TMA store. */
+    int mx = desc->scaling == PTXQ_GEMM_SCALE_MX;
+    p->store = (desc->store > 0 || (desc->store == 0 && !mx)) && store_ok(p, desc, e4, pipe);
     snprintf(p->kernel, sizeof p->kernel, "gemm_%s_%s_%s_n%d%s%s%s", an, bname, sname, p->tile_n,
              pipe, p->store ? "_ts" : "", p->cluster == 2 ? "_c2" : "");
-    p->smem = p->store ? (p->tile_n == 128 ? PTXQ_GEMM_SMEM_TS_N128 : PTXQ_GEMM_SMEM_TS_N192)
-              : p->tile_n == 128 ? PTXQ_GEMM_SMEM_N128
-              : p->tile_n == 160 ? PTXQ_GEMM_SMEM_N160 : PTXQ_GEMM_SMEM_N192;
     p->a_data = a->data;
     p->b_data = b->data;
     return PTXQ_OK;
@@ -634,7 +664,8 @@ ptxq_status ptxq_gemm(ptxq_context *ctx, const ptxq_gemm_desc *desc, const ptxq_
             return st;
     }
     void *params3[] = {&ma, &mb, &p.args}, *params4[] = {&ma, &mb, &md, &p.args};
-    if ((st = ptxq_launch(ctx, k, grid, PTXQ_GEMM_THREADS, p.smem, stream,
+    /* the kernel's own shared-memory size (gen/gemm.py geometry, recorded in the registry) */
+    if ((st = ptxq_launch(ctx, k, grid, PTXQ_GEMM_THREADS, k->entry->dynamic_smem, stream,
                           p.store ? params4 : params3)))
         return st;
     return ptxq_ok();

@@ -34,6 +34,9 @@ static void vcase_make(vcase *v, ptxq_gemm_scaling s, int64_t M, int64_t N, int6
     if (s == PTXQ_GEMM_SCALE_BLOCK) {
         v->sa = ptxq_tensor_make(PTXQ_F32, 2, (int64_t[]){M, K / 128}, 0x40000);
         v->sb = ptxq_tensor_make(PTXQ_F32, 2, (int64_t[]){(N + 127) / 128, K / 128}, 0x50000);
+    } else if (s == PTXQ_GEMM_SCALE_MX) {
+        v->sa = ptxq_tensor_make(PTXQ_UE8M0, 2, (int64_t[]){M, K / 32}, 0x40000);
+        v->sb = ptxq_tensor_make(PTXQ_UE8M0, 2, (int64_t[]){N, K / 32}, 0x50000);
     } else if (s == PTXQ_GEMM_SCALE_ROW) {
         v->sa = ptxq_tensor_make(PTXQ_F32, 1, (int64_t[]){M}, 0x40000);
         v->sb = ptxq_tensor_make(PTXQ_F32, 2, (int64_t[]){N, 1}, 0x50000);
@@ -45,6 +48,50 @@ static void vcase_make(vcase *v, ptxq_gemm_scaling s, int64_t M, int64_t N, int6
 }
 
 static ptxq_status vrun(vcase *v) { return ptxq_gemm_validate(&v->desc, &v->a, &v->b, &v->d); }
+
+/* MXFP8 (UE8M0 per 32 of K): every misuse refused with its status; the kernel names picked. */
+static void test_validate_mx(void **state) {
+    (void)state;
+    vcase v;
+    char name[64];
+    vcase_make(&v, PTXQ_GEMM_SCALE_MX, 300, 520, 1024);
+    assert_int_equal(vrun(&v), PTXQ_OK);
+    assert_int_equal(ptxq_gemm_kernel_for(&v.desc, &v.a, &v.b, &v.d, name, sizeof name), PTXQ_OK);
+    /* 15 tiles: no cluster; direct stores (measured faster for MX, src/gemm.c) */
+    assert_string_equal(name, "gemm_e4m3_e4m3_mx_n128");
+    v.desc.store = 1;
+    v.desc.cluster = 2;
+    assert_int_equal(ptxq_gemm_kernel_for(&v.desc, &v.a, &v.b, &v.d, name, sizeof name), PTXQ_OK);
+    assert_string_equal(name, "gemm_e4m3_e4m3_mx_n128_ts_c2");
+    v.desc.store = 0;
+    v.desc.tile_n = 192; /* only 128 is built */
+    assert_int_equal(vrun(&v), PTXQ_ERR_INVALID_ARGUMENT);
+    vcase_make(&v, PTXQ_GEMM_SCALE_MX, 300, 520, 1024);
+    v.sa.dtype = PTXQ_F32;
+    assert_int_equal(vrun(&v), PTXQ_ERR_SCALE_SHAPE);
+    vcase_make(&v, PTXQ_GEMM_SCALE_MX, 300, 520, 1024);
+    v.sb.shape[1] = 31;
+    assert_int_equal(vrun(&v), PTXQ_ERR_SCALE_SHAPE);
+    vcase_make(&v, PTXQ_GEMM_SCALE_MX, 300, 520, 1024);
+    v.sa.shape[0] = 299;
+    assert_int_equal(vrun(&v), PTXQ_ERR_SCALE_SHAPE);
+    vcase_make(&v, PTXQ_GEMM_SCALE_MX, 300, 520, 1024);
+    v.sa.stride[1] = 300, v.sa.stride[0] = 1; /* M-major: not contiguous along K */
+    assert_int_equal(vrun(&v), PTXQ_ERR_STRIDE);
+    vcase_make(&v, PTXQ_GEMM_SCALE_MX, 300, 520, 1024);
+    v.sb.stride[0] = 34; /* rows not 4-byte aligned */
+    assert_int_equal(vrun(&v), PTXQ_ERR_STRIDE);
+    vcase_make(&v, PTXQ_GEMM_SCALE_MX, 300, 520, 1056); /* K % 128 != 0 */
+    assert_int_equal(vrun(&v), PTXQ_ERR_SHAPE);
+    vcase_make(&v, PTXQ_GEMM_SCALE_MX, 300, 520, 1024);
+    v.a.dtype = PTXQ_E5M2;
+    v.b.dtype = PTXQ_E5M2;
+    assert_int_equal(ptxq_gemm_kernel_for(&v.desc, &v.a, &v.b, &v.d, name, sizeof name), PTXQ_OK);
+    assert_string_equal(name, "gemm_e5m2_e5m2_mx_n128"); /* TMA store: E4M3 x E4M3 only */
+    vcase_make(&v, PTXQ_GEMM_SCALE_BLOCK, 300, 520, 1024);
+    v.sa.dtype = PTXQ_UE8M0; /* BLOCK takes F32 scales */
+    assert_int_equal(vrun(&v), PTXQ_ERR_SCALE_SHAPE);
+}
 
 static void test_validate(void **state) {
     (void)state;
@@ -502,6 +549,25 @@ SCASE(test_ts_unaligned_rows, 1, 0, PTXQ_GEMM_SCALE_TENSOR, 300, 300, 256, 192, 
 SCASE(test_ts_with_c, 1, 0, PTXQ_GEMM_SCALE_BLOCK, 300, 256, 256, 128, c.with_c = 1; c.beta = 1.0f)
 SCASE(test_ts_big_block, 0, 1, PTXQ_GEMM_SCALE_BLOCK, 4096, 7168, 1024, 0, c.sample_rows = 32)
 
+/* MXFP8 (UE8M0 per 32 of K on both operands): ragged M/N, both cluster sizes, direct and TMA
+ * stores, every type pair, batches with per-batch scales, the general epilogue (F32 out, C, bias),
+ * split-K, small M; float64 reference summing each 32 of K with its two scales. */
+SCASE(test_mx_ts, 1, 1, PTXQ_GEMM_SCALE_MX, 300, 520, 384, 0, c.cluster = 1)
+SCASE(test_mx_direct_c2, -1, 0, PTXQ_GEMM_SCALE_MX, 300, 520, 1024, 0, c.cluster = 2)
+SCASE(test_mx_ts_c2_ragged, 1, 1, PTXQ_GEMM_SCALE_MX, 129, 264, 512, 0, c.cluster = 2)
+SCASE(test_mx_e5m2_e4m3, 0, 0, PTXQ_GEMM_SCALE_MX, 200, 300, 256, 0, c.a_type = PTXQ_E5M2)
+SCASE(test_mx_e4m3_e5m2_c2, 0, 0, PTXQ_GEMM_SCALE_MX, 300, 200, 256, 0, c.b_type = PTXQ_E5M2;
+      c.cluster = 2)
+SCASE(test_mx_e5m2_e5m2, 0, 0, PTXQ_GEMM_SCALE_MX, 77, 130, 128, 0, c.a_type = PTXQ_E5M2;
+      c.b_type = PTXQ_E5M2)
+SCASE(test_mx_batch, 1, 1, PTXQ_GEMM_SCALE_MX, 150, 296, 384, 0, c.batch = 3; c.scales_batched = 1)
+SCASE(test_mx_general, 0, 0, PTXQ_GEMM_SCALE_MX, 200, 333, 256, 0, c.d_type = PTXQ_F32;
+      c.with_c = 1; c.beta = 0.5f; c.bias_type = PTXQ_BF16; c.alpha = 2.0f)
+SCASE(test_mx_split, 1, 1, PTXQ_GEMM_SCALE_MX, 64, 1000, 4096, 0, c.split_k = 4)
+SCASE(test_mx_masked, 0, 0, PTXQ_GEMM_SCALE_MX, 300, 256, 512, 0, c.batch = 4;
+      c.grouping = PTXQ_GEMM_GROUP_MASKED; c.scales_batched = 1)
+SCASE(test_mx_big, 0, 0, PTXQ_GEMM_SCALE_MX, 4096, 7168, 1024, 0, c.sample_rows = 32)
+
 /* A refused call writes nothing: D keeps its poison. */
 static void test_refused_untouched(void **state) {
     (void)state;
@@ -588,6 +654,18 @@ int main(void) {
     const struct CMUnitTest tests[] = {
         cmocka_unit_test(test_validate),
         cmocka_unit_test(test_gemm_sass),
+        cmocka_unit_test(test_validate_mx),
+        cmocka_unit_test(test_mx_ts),
+        cmocka_unit_test(test_mx_direct_c2),
+        cmocka_unit_test(test_mx_ts_c2_ragged),
+        cmocka_unit_test(test_mx_e5m2_e4m3),
+        cmocka_unit_test(test_mx_e4m3_e5m2_c2),
+        cmocka_unit_test(test_mx_e5m2_e5m2),
+        cmocka_unit_test(test_mx_batch),
+        cmocka_unit_test(test_mx_general),
+        cmocka_unit_test(test_mx_split),
+        cmocka_unit_test(test_mx_masked),
+        cmocka_unit_test(test_mx_big),
         cmocka_unit_test(test_ts_tensor_n192),
         cmocka_unit_test(test_ts_tensor_n192_direct),
         cmocka_unit_test(test_ts_tensor_n128_c2),

@@ -98,11 +98,22 @@ int gemm_case_run(ptxq_dev *d, const gemm_cfg *c, uint64_t seed, gemm_result *re
     const int64_t slb = c->scales_batched ? Lb : 1;
     int64_t nsa = 1, nsb = 1;
     if (c->scaling == PTXQ_GEMM_SCALE_ROW) nsa = M, nsb = N;
+    const int mx = c->scaling == PTXQ_GEMM_SCALE_MX;
+    const int64_t nk32 = K / 32;
     if (c->scaling == PTXQ_GEMM_SCALE_BLOCK) nsa = M * nkb, nsb = nbn * nkb;
+    if (mx) nsa = M * nk32, nsb = N * nk32;
     double lo = dt == PTXQ_F16 ? -6 : -3, hi = dt == PTXQ_F16 ? -3 : 3; /* F16: no overflow */
     float *hsa = xmalloc((size_t)(nsa * sla) * 4), *hsb = xmalloc((size_t)(nsb * slb) * 4);
-    for (int64_t i = 0; i < nsa * sla; ++i) hsa[i] = rand_scale(&r, lo, hi);
-    for (int64_t i = 0; i < nsb * slb; ++i) hsb[i] = rand_scale(&r, lo, hi);
+    /* MX: UE8M0 codes 2^lo .. 2^hi (the device gets the bytes, the reference their values) */
+    uint8_t *csa = mx ? xmalloc((size_t)(nsa * sla)) : NULL, *csb = mx ? xmalloc((size_t)(nsb * slb)) : NULL;
+    for (int64_t i = 0; i < nsa * sla; ++i) {
+        if (mx) csa[i] = (uint8_t)(127 + (int)lo + (int)(rng_uniform(&r) * (hi - lo + 1)));
+        hsa[i] = mx ? (float)ldexp(1, csa[i] - 127) : rand_scale(&r, lo, hi);
+    }
+    for (int64_t i = 0; i < nsb * slb; ++i) {
+        if (mx) csb[i] = (uint8_t)(127 + (int)lo + (int)(rng_uniform(&r) * (hi - lo + 1)));
+        hsb[i] = mx ? (float)ldexp(1, csb[i] - 127) : rand_scale(&r, lo, hi);
+    }
     /* C (random, d's dtype and layout) and bias */
     void *hc = NULL, *hbias = NULL;
     const ptxq_dtype bist = c->bias_type;
@@ -117,7 +128,8 @@ int gemm_case_run(ptxq_dev *d, const gemm_cfg *c, uint64_t seed, gemm_result *re
     }
 
     uint64_t da = dev_alloc(d, (size_t)a_el + 16), db = dev_alloc(d, (size_t)b_el + 16);
-    uint64_t dsa = dev_alloc(d, (size_t)(nsa * sla) * 4), dsb = dev_alloc(d, (size_t)(nsb * slb) * 4);
+    const size_t ssz = mx ? 1 : 4; /* scale element size */
+    uint64_t dsa = dev_alloc(d, (size_t)(nsa * sla) * ssz), dsb = dev_alloc(d, (size_t)(nsb * slb) * ssz);
     size_t dbytes = (size_t)(d_el * es);
     uint64_t dd = dev_alloc(d, dbytes + 16);
     uint64_t dc = c->with_c && !c->c_is_d ? dev_alloc(d, dbytes + 16) : 0;
@@ -125,8 +137,8 @@ int gemm_case_run(ptxq_dev *d, const gemm_cfg *c, uint64_t seed, gemm_result *re
     uint64_t dmap = hmap ? dev_alloc(d, (size_t)(nmap > 0 ? nmap : 1) * 4) : 0;
     dev_upload(d, da, ha, (size_t)a_el);
     dev_upload(d, db, hb, (size_t)b_el);
-    dev_upload(d, dsa, hsa, (size_t)(nsa * sla) * 4);
-    dev_upload(d, dsb, hsb, (size_t)(nsb * slb) * 4);
+    dev_upload(d, dsa, mx ? (void *)csa : (void *)hsa, (size_t)(nsa * sla) * ssz);
+    dev_upload(d, dsb, mx ? (void *)csb : (void *)hsb, (size_t)(nsb * slb) * ssz);
     if (nbias) dev_upload(d, dbias, hbias, (size_t)(nbias * (bist == PTXQ_F32 ? 4 : 2)));
     if (hmap && nmap) dev_upload(d, dmap, hmap, (size_t)nmap * 4);
     if (c->with_c && !c->c_is_d) dev_upload(d, dc, hc, dbytes);
@@ -168,6 +180,11 @@ int gemm_case_run(ptxq_dev *d, const gemm_cfg *c, uint64_t seed, gemm_result *re
                       : ptxq_tensor_make(PTXQ_F32, 2, (int64_t[]){M, 1}, dsa);
         tsb = slb > 1 ? ptxq_tensor_make(PTXQ_F32, 2, (int64_t[]){slb, N}, dsb)
                       : ptxq_tensor_make(PTXQ_F32, 1, (int64_t[]){N}, dsb);
+    } else if (mx) {
+        tsa = sla > 1 ? ptxq_tensor_make(PTXQ_UE8M0, 3, (int64_t[]){sla, M, nk32}, dsa)
+                      : ptxq_tensor_make(PTXQ_UE8M0, 2, (int64_t[]){M, nk32}, dsa);
+        tsb = slb > 1 ? ptxq_tensor_make(PTXQ_UE8M0, 3, (int64_t[]){slb, N, nk32}, dsb)
+                      : ptxq_tensor_make(PTXQ_UE8M0, 2, (int64_t[]){N, nk32}, dsb);
     } else {
         tsa = sla > 1 ? ptxq_tensor_make(PTXQ_F32, 3, (int64_t[]){sla, M, nkb}, dsa)
                       : ptxq_tensor_make(PTXQ_F32, 2, (int64_t[]){M, nkb}, dsa);
@@ -254,10 +271,11 @@ int gemm_case_run(ptxq_dev *d, const gemm_cfg *c, uint64_t seed, gemm_result *re
                 for (int64_t n = 0; n < N; ++n) {
                     const uint8_t *brow = B + n * lda;
                     double ref = 0, S = 0;
-                    for (int64_t kb = 0; kb < nkb; ++kb) {
+                    const int64_t gran = mx ? 32 : 128, nblk = mx ? nk32 : nkb;
+                    for (int64_t kb = 0; kb < nblk; ++kb) {
                         double s = 0, sabs = 0;
-                        int64_t k1 = (kb + 1) * 128 < K ? (kb + 1) * 128 : K;
-                        for (int64_t k = kb * 128; k < k1; ++k) {
+                        int64_t k1 = (kb + 1) * gran < K ? (kb + 1) * gran : K;
+                        for (int64_t k = kb * gran; k < k1; ++k) {
                             double p = (double)fa[k] * (double)decb[brow[k]];
                             s += p;
                             sabs += fabs(p);
@@ -265,6 +283,7 @@ int gemm_case_run(ptxq_dev *d, const gemm_cfg *c, uint64_t seed, gemm_result *re
                         double sc = 1;
                         if (c->scaling == PTXQ_GEMM_SCALE_BLOCK)
                             sc = (double)sa[m * sa_m + kb * sa_k] * (double)sb[(n / 128) * nkb + kb];
+                        if (mx) sc = (double)sa[m * nk32 + kb] * (double)sb[n * nk32 + kb];
                         ref += sc * s;
                         S += fabs(sc) * sabs;
                     }
@@ -319,6 +338,8 @@ int gemm_case_run(ptxq_dev *d, const gemm_cfg *c, uint64_t seed, gemm_result *re
     free(hb);
     free(hsa);
     free(hsb);
+    free(csa);
+    free(csb);
     free(hc);
     free(hbias);
     free(hmap);
