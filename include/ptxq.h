@@ -406,9 +406,11 @@ ptxq_status ptxq_gemv(ptxq_context *ctx, const ptxq_gemv_desc *desc, const ptxq_
  * into an FP32 accumulator on the CUDA cores (BLOCK: scaled by sa*sb in FP32 first). Scales,
  * alpha, beta*C and bias are applied in FP32 in that order; D is rounded (RNE) once.
  * Kernels: a persistent, warp-specialised CTA (one TMA producer warpgroup, two wgmma consumer
- * warpgroups) per 128 x tile_n output tile, tile_n 128, 160 or 192, optionally in clusters of two
- * CTAs along M that multicast B (desc fields at 0: the runtime picks). Plain BF16 output without
- * C, bias or a row map takes a pair-store fast path; anything else a per-element epilogue.
+ * warpgroups) per 128 x tile_n output tile, tile_n 128, 160 or 192 (MX: 128), optionally in
+ * clusters of two CTAs along M that multicast B (desc fields at 0: the runtime picks). Plain BF16
+ * output without C, bias or groups, with 16-byte aligned rows, is written by TMA stores from a
+ * shared-memory staging tile (desc.store; the consumers go on to the next tile meanwhile); other
+ * plain BF16 tiles take a pair-store path; anything else a per-element epilogue.
  * Split-K (for few output tiles, e.g. small M): the K blocks of each tile are cut into `split_k`
  * ranges run by different CTAs, which store FP32 partials in a caller-owned workspace; the last
  * CTA of each tile sums them in split order (deterministic: the same D whatever the timing) and
