@@ -592,6 +592,25 @@ static void test_pdl_chain(void **state) {
     assert_int_equal(fails, 0);
 }
 
+/* One GEMV with plan (rows_per_thread, k_warps) = (r, kw) and desc.pipelined = pers on the tensors
+ * t = {A, A scales, x, x scales, y}, y poisoned first; fills *pp. 0, or 1 with the error printed. */
+static int plan_run(ptxq_dev *D, ptxq_gemv_format f, int r, int kw, int pers, const ptxq_tensor *t,
+                    uint64_t y, size_t ybytes, ptxq_gemv_plan *pp, const char *tag) {
+    ptxq_gemv_desc d;
+    memset(&d, 0, sizeof d);
+    d.format = f;
+    d.rows_per_thread = r;
+    d.k_warps = kw;
+    d.pipelined = pers;
+    dev_fill(D, y, 0xFF, ybytes);
+    if (ptxq_gemv_plan_for(D->ctx, &d, &t[0], &t[1], &t[2], &t[3], &t[4], pp) ||
+        ptxq_gemv(D->ctx, &d, &t[0], &t[1], &t[2], &t[3], &t[4], D->stream)) {
+        print_error("%s: %s\n", tag, ptxq_last_error());
+        return 1;
+    }
+    return 0;
+}
+
 /* The bulk-copy ring kernels (the "...b" kernels, NVFP4 x NVFP4, desc.pipelined = 2) on ragged M,
  * batched L, every plan, K with a partial last stage (8448: 8 stages of 32 chunks and one of 8
  * per row; 768: one partial stage, and warps with none for k_warps > 1): y must equal, bit for
@@ -626,18 +645,11 @@ static void test_bulk(void **state) {
         int want = K % 256 == 0 ? 2 : -1;
         for (int pl = 0; pl < 12; ++pl)
             for (int pers = -1; pers <= 2; pers += 3) {
-                ptxq_gemv_desc d;
-                memset(&d, 0, sizeof d);
-                d.format = PTXQ_GEMV_NVFP4;
-                d.rows_per_thread = rs[pl / 4];
-                d.k_warps = ks[pl % 4];
-                d.pipelined = pers;
                 ptxq_gemv_plan pp;
-                dev_fill(D, y, 0xFF, ybytes);
+                const ptxq_tensor t[5] = {A, AS, X, XS, Y};
                 ++runs;
-                if (ptxq_gemv_plan_for(D->ctx, &d, &A, &AS, &X, &XS, &Y, &pp) ||
-                    ptxq_gemv(D->ctx, &d, &A, &AS, &X, &XS, &Y, D->stream)) {
-                    print_error("bulk: %s\n", ptxq_last_error());
+                if (plan_run(D, PTXQ_GEMV_NVFP4, rs[pl / 4], ks[pl % 4], pers, t, y, ybytes, &pp,
+                             "bulk")) {
                     ++fails;
                     continue;
                 }
@@ -774,18 +786,11 @@ static void test_pipelined(void **state) {
         }
         for (int pl = 0; pl < 12; ++pl)
             for (int pers = -1; pers <= 1; pers += 2) {
-                ptxq_gemv_desc d;
-                memset(&d, 0, sizeof d);
-                d.format = k_formats[f];
-                d.rows_per_thread = rs[pl / 4];
-                d.k_warps = ks[pl % 4];
-                d.pipelined = pers;
                 ptxq_gemv_plan pp;
-                dev_fill(D, y, 0xFF, ybytes);
+                const ptxq_tensor t[5] = {A, AS, X, XS, Y};
                 ++runs;
-                if (ptxq_gemv_plan_for(D->ctx, &d, &A, &AS, &X, &XS, &Y, &pp) ||
-                    ptxq_gemv(D->ctx, &d, &A, &AS, &X, &XS, &Y, D->stream)) {
-                    print_error("pipelined: %s\n", ptxq_last_error());
+                if (plan_run(D, k_formats[f], rs[pl / 4], ks[pl % 4], pers, t, y, ybytes, &pp,
+                             "pipelined")) {
                     ++fails;
                     continue;
                 }
