@@ -110,18 +110,21 @@ static const char *pick_pipe(ptxq_gemm_scaling s, int tile_n, int e4m3_pair) {
     return want;
 }
 
-/* The TMA-store epilogue ("_ts" kernels, gen/gemm.py TS_WIDTHS): plain BF16 D (no C, bias or
- * groups: TMA's clipping at M and N is the only masking it does), D, its row pitch and batch pitch
- * 16-byte aligned (TMA's rules for global addresses and strides), tile_n 128 or 192, E4M3 x E4M3
- * with the mode's default pipeline (the variants that are built). */
-static int store_ok(const gemm_plan *p, const ptxq_gemm_desc *desc, int e4m3_pair, const char *pipe) {
-    const ptxq_gemm_args *g = &p->args;
+/* The TMA-store epilogue ("_ts" kernels, gen/gemm.py TS_WIDTHS) takes the call when store_d is
+ * set (call_store_ok: plain BF16 D without C, bias or groups, as TMA's clipping at M and N is the
+ * only masking it does; D, its row pitch and batch pitch 16-byte aligned, TMA's rules for global
+ * addresses and strides; E4M3 x E4M3), tile_n is 128 or 192 and the pipeline is the mode's default
+ * (the variants that are built). */
+static int call_store_ok(const ptxq_gemm_desc *desc, int e4m3_pair, unsigned flags, uint64_t d,
+                         int64_t ldd_bytes, int64_t L, int64_t bs_bytes) {
+    return e4m3_pair && !(flags & PTXQ_GEMM_FLAG_GENERAL) && desc->grouping == PTXQ_GEMM_GROUP_NONE &&
+           d % 16 == 0 && ldd_bytes % 16 == 0 && (L == 1 || bs_bytes % 16 == 0);
+}
+
+static int store_ok(const gemm_plan *p, const ptxq_gemm_desc *desc, int store_d, const char *pipe) {
     const char *dflt = desc->scaling == PTXQ_GEMM_SCALE_ROW || desc->scaling == PTXQ_GEMM_SCALE_MX
                            ? "" : p->tile_n == 128 ? "p2" : "";
-    return e4m3_pair && !(g->flags & PTXQ_GEMM_FLAG_GENERAL) &&
-           desc->grouping == PTXQ_GEMM_GROUP_NONE && (p->tile_n == 128 || p->tile_n == 192) &&
-           !strcmp(pipe, dflt) && g->d % 16 == 0 && g->ldd % 16 == 0 &&
-           (p->L == 1 || g->d_bs % 16 == 0);
+    return store_d && (p->tile_n == 128 || p->tile_n == 192) && !strcmp(pipe, dflt);
 }
 
 /* A scale tensor with an optional leading batch dim: `inner` is the rank and shape without it.
@@ -437,9 +440,8 @@ static int plan_gemm(const ptxq_gemm_desc *desc, const ptxq_tensor *a, const ptx
     /* BLOCK without the TMA store: 128 wide with the p2 pipeline beat the wave-quantisation pick
      * (see pick_pipe); with it, the pick below (pick_tile_n) */
     int e4 = a->dtype == PTXQ_E4M3 && b->dtype == PTXQ_E4M3;
-    int ts = e4 && desc->store >= 0 && !(flags & PTXQ_GEMM_FLAG_GENERAL) &&
-             gm == PTXQ_GEMM_GROUP_NONE && d->data % 16 == 0 && (ldd * esize) % 16 == 0 &&
-             (p->L == 1 || (md.bstride * esize) % 16 == 0) && !getenv("PTXQ_GEMM_PIPE");
+    int store_d = call_store_ok(desc, e4, flags, d->data, ldd * esize, p->L, md.bstride * esize);
+    int ts = store_d && desc->store >= 0 && !getenv("PTXQ_GEMM_PIPE");
     int blk = desc->scaling == PTXQ_GEMM_SCALE_BLOCK;
     p->tile_n = desc->tile_n ? desc->tile_n
                 : desc->scaling == PTXQ_GEMM_SCALE_MX ? 128 /* the width built (gen/gemm.py) */
@@ -523,7 +525,7 @@ static int plan_gemm(const ptxq_gemm_desc *desc, const ptxq_tensor *a, const ptx
     /* MX (CUDA-core bound, gen/gemm.py mx_kblock) keeps direct stores and its 6th ring stage unless
      * asked: H100, 4096 x 7168 x 16384 / 8192^3: 355 / 356 TFLOPS direct vs 330 / 333 TMA store. */
     int mx = desc->scaling == PTXQ_GEMM_SCALE_MX;
-    p->store = (desc->store > 0 || (desc->store == 0 && !mx)) && store_ok(p, desc, e4, pipe);
+    p->store = (desc->store > 0 || (desc->store == 0 && !mx)) && store_ok(p, desc, store_d, pipe);
     snprintf(p->kernel, sizeof p->kernel, "gemm_%s_%s_%s_n%d%s%s%s", an, bname, sname, p->tile_n,
              pipe, p->store ? "_ts" : "", p->cluster == 2 ? "_c2" : "");
     p->a_data = a->data;

@@ -156,6 +156,17 @@ static void test_validate(void **state) {
     assert_string_equal(name, "gemm_e4m3_e4m3_block_n128p2");
     v.desc.store = 2;
     assert_int_equal(vrun(&v), PTXQ_ERR_INVALID_ARGUMENT);
+    vcase_make(&v, PTXQ_GEMM_SCALE_BLOCK, 4096, 300, 1024); /* D rows of 600 bytes: no TMA store */
+    assert_int_equal(ptxq_gemm_kernel_for(&v.desc, &v.a, &v.b, &v.d, name, sizeof name), PTXQ_OK);
+    assert_string_equal(name, "gemm_e4m3_e4m3_block_n128p2");
+    vcase_make(&v, PTXQ_GEMM_SCALE_BLOCK, 4096, 7168, 1024);
+    v.d.dtype = PTXQ_F32; /* the general epilogue: no TMA store */
+    assert_int_equal(ptxq_gemm_kernel_for(&v.desc, &v.a, &v.b, &v.d, name, sizeof name), PTXQ_OK);
+    assert_string_equal(name, "gemm_e4m3_e4m3_block_n128p2");
+    v.d.dtype = PTXQ_BF16;
+    v.d.data = 0x30008; /* D not 16-byte aligned */
+    assert_int_equal(ptxq_gemm_kernel_for(&v.desc, &v.a, &v.b, &v.d, name, sizeof name), PTXQ_OK);
+    assert_string_equal(name, "gemm_e4m3_e4m3_block_n128p2");
     vcase_make(&v, PTXQ_GEMM_SCALE_BLOCK, 64, 32768, 512); /* 256 tiles of 128: 2 waves, as 192 */
     assert_int_equal(ptxq_gemm_kernel_for(&v.desc, &v.a, &v.b, &v.d, name, sizeof name), PTXQ_OK);
     assert_string_equal(name, "gemm_e4m3_e4m3_block_n128p2_ts");
