@@ -16,11 +16,13 @@ k32 (8x the CUDA-core work of BLOCK's promotion per 128 of K). The alternative, 
 operands to BF16 (exact: E4M3 x 2^e fits BF16) and running the BF16 MMA, halves the MMA rate and
 needs a conversion of every operand element per tile (about 1 instruction per element pair, more
 than the promotion's 2 per output element per k32 at tile_n 128 for the B side alone), so the
-promotion path is the one built (measured: src/gemm.c, bench/RESULTS.md). B's scales (one byte per
-column per k32) are decoded once per K block through shared memory: thread c of a warpgroup loads
+promotion path is the one built. Only it was measured (bench/RESULTS.md): the BF16 path needs a
+BF16 GEMM that ptxq does not have, so the choice between the two is not settled by measurement.
+B's scales (one byte per column per k32) are decoded once per K block through shared memory: thread c of a warpgroup loads
 the 4-byte word of column n0 + c (the K block's 4 scales; one load, bounds-checked once) and
 writes them as 4 floats; each thread then reads its 32 columns' floats per k32 step (16 v2
-loads instead of 96 decode instructions: 312 -> see RESULTS.md). K must be a multiple of 128.
+loads instead of 96 decode instructions: 312-321 -> 324-336 TFLOPS on an H100, and the next
+k32 wgmma issued before the promotion: 355). K must be a multiple of 128.
 
 CTA = 3 warpgroups (384 threads), warp-specialised, persistent over output tiles:
   WG0      producer: setmaxnreg.dec 40; one thread streams A and B tiles with TMA
@@ -1038,10 +1040,7 @@ class G:
         k.comment("fast path: plain BF16 D, interior tile: every pair is inside D")
         for q in range(nq):
             if self.mode == "row":
-                k(f"mad.lo.u64 %sb_q, %a_sbn, {32 * q}, %sb_col")
-                k(f"ld.global.nc.f32 {sc[0]}, [%sb_q]")
-                k(f"add.s64 %sb_q, %sb_q, %sbn4")
-                k(f"ld.global.nc.f32 {sc[1]}, [%sb_q]")
+                self.row_col_scales(q, sc)
             for r, dp in ((0, dp0), (1, dp1)):
                 scaled(v0, 4 * q + 2 * r, r, 0)
                 scaled(v1, 4 * q + 2 * r + 1, r, 1)
@@ -1130,6 +1129,14 @@ class G:
                     k(f"@{pt} st.global.f32 [{dp}+{o4}], {v}")
         k.label(lab_end)
 
+    def row_col_scales(self, q, sc):
+        """ROW epilogue: sc[0], sc[1] = sb of this thread's columns 8q + 2t, 8q + 2t + 1"""
+        k = self.k
+        k(f"mad.lo.u64 %sb_q, %a_sbn, {32 * q}, %sb_col")
+        k(f"ld.global.nc.f32 {sc[0]}, [%sb_q]")
+        k(f"add.s64 %sb_q, %sb_q, %sbn4")
+        k(f"ld.global.nc.f32 {sc[1]}, [%sb_q]")
+
     def epilogue_tma(self, acc, m0, n0, scaled, v0, v1, h, sc):
         """TMA-store epilogue (runtime guarantees: plain BF16 D, no C / bias / groups, 16-byte
         aligned rows). Staging of this warpgroup: BN/64 slabs of 64 rows x 128 bytes, 128B
@@ -1171,10 +1178,7 @@ class G:
         for q in range(nq):
             s_, c = q >> 3, q & 7
             if self.mode == "row":
-                k(f"mad.lo.u64 %sb_q, %a_sbn, {32 * q}, %sb_col")
-                k(f"ld.global.nc.f32 {sc[0]}, [%sb_q]")
-                k(f"add.s64 %sb_q, %sb_q, %sbn4")
-                k(f"ld.global.nc.f32 {sc[1]}, [%sb_q]")
+                self.row_col_scales(q, sc)
             for r in (0, 1):
                 scaled(v0, 4 * q + 2 * r, r, 0)
                 scaled(v1, 4 * q + 2 * r + 1, r, 1)
