@@ -6,7 +6,9 @@
 #   TESTS=0            skip the test programs; TESTS="test_gemm test_gemv": only these
 #   BENCHES="gemv gemm" which family benches to run (default: quant gemv gemm)
 #   EXTRA="bench gemv --pipelined 0,2
-#          bench gemm --mode block"   more ptxq commands, one per line, after the benches;
+#          PTXQ_KERNEL_DIR=.exp/old bench gemm --scaling block"
+#                                     more ptxq commands, one per line, after the benches, each
+#                                     optionally after VAR=value words (its environment);
 #                                     output in $OUT/extra_<n>.txt
 #   STEP_TIMEOUT=300   seconds before any one test program or bench command is killed
 # While the benches run, nvidia-smi samples SM clock, power and temperature every 200 ms into
@@ -64,7 +66,10 @@ while IFS= read -r line; do
   n=$((n + 1))
   echo "== ptxq $line $(date -u +%T)" | tee "$OUT/extra_$n.txt" >>"$OUT/clocks.txt"
   # shellcheck disable=SC2086
-  timeout "$T" "$B/ptxq" $line >>"$OUT/extra_$n.txt" 2>&1
+  set -- $line
+  envs=()
+  while [ $# -gt 0 ] && [[ $1 == [A-Z_]*=* ]]; do envs+=("$1"); shift; done
+  timeout "$T" env "${envs[@]}" "$B/ptxq" "$@" >>"$OUT/extra_$n.txt" 2>&1
 done <<< "${EXTRA:-}"
 kill "$smi" 2>/dev/null
 # the device tool returns at most 8 files: every log also goes into one archive
