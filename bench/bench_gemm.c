@@ -10,6 +10,9 @@
  *                   R times, who goes first alternating; each side's median and range and the
  *                   median of the per-round ratios are printed: under the H100's clock swings one
  *                   library's spread between rounds reached 15%)
+ *                   [--alt "K=V[,K=V..][;...]"] (more variants timed in the same process and
+ *                   shown in brackets; keys store, split (desc.split_k), tile, cluster, pipe
+ *                   (PTXQ_GEMM_PIPE: off|p2|h2), e.g. --alt "pipe=h2;split=1")
  *                   [--group G] [--cluster 0|1|2] [--ctas C] [--reps R] [--no-cublas]
  *                   [--a e4m3|e5m2] [--b e4m3|e5m2] [--out bf16|f16|f32] [--sweep deepseek]
  *   ptxq check gemm [--m M --n N --k K] [--scaling S] [--tile-n T] [--cluster C] [--sample R] [--seed S]
@@ -40,6 +43,66 @@ static int g_ctas;  /* --ctas: persistent grid cap (desc.ctas) */
 static int g_split; /* --split-k: desc.split_k (0: the runtime's pick, with a workspace) */
 static int g_store[4], g_nstore = 1; /* --store: desc.store values, the first for the main row */
 static int g_rounds = 1; /* --rounds: ours and cuBLASLt timed alternately this many times */
+
+/* --alt: variants of the row's call; a field at ALT_UNSET keeps the row's value */
+#define ALT_UNSET (-99)
+typedef struct alt_cfg {
+    int store, split, tile, cluster;
+    char pipe[8]; /* "" keeps PTXQ_GEMM_PIPE as it is */
+} alt_cfg;
+static alt_cfg g_alt[8];
+static int g_nalt;
+
+static int parse_alts(const char *spec) {
+    char buf[256];
+    snprintf(buf, sizeof buf, "%s", spec);
+    char *save = NULL;
+    for (char *item = strtok_r(buf, ";", &save); item; item = strtok_r(NULL, ";", &save)) {
+        if (g_nalt == 8) return -1;
+        alt_cfg *a = &g_alt[g_nalt++];
+        *a = (alt_cfg){ALT_UNSET, ALT_UNSET, ALT_UNSET, ALT_UNSET, ""};
+        char *s2 = NULL;
+        for (char *kv = strtok_r(item, ",", &s2); kv; kv = strtok_r(NULL, ",", &s2)) {
+            char *eq = strchr(kv, '=');
+            if (!eq) return -1;
+            *eq = 0;
+            const char *v = eq + 1;
+            if (!strcmp(kv, "store")) a->store = atoi(v);
+            else if (!strcmp(kv, "split")) a->split = atoi(v);
+            else if (!strcmp(kv, "tile")) a->tile = atoi(v);
+            else if (!strcmp(kv, "cluster")) a->cluster = atoi(v);
+            else if (!strcmp(kv, "pipe")) snprintf(a->pipe, sizeof a->pipe, "%s", v);
+            else return -1;
+        }
+    }
+    return 0;
+}
+
+/* kernel name and split: "sk S" (every tile in S K ranges) or "tail T x S" (the last wave's T
+ * tiles in S) */
+static void plan_label(const ptxq_gemm_plan *p, char *out, size_t n) {
+    if (p->splits > 1 && p->units > p->split_tiles * (unsigned)p->splits)
+        snprintf(out, n, "%s tail%ux%d", p->kernel, p->split_tiles, p->splits);
+    else if (p->splits > 1)
+        snprintf(out, n, "%s sk%d", p->kernel, p->splits);
+    else
+        snprintf(out, n, "%s", p->kernel);
+}
+
+/* apply alternative a to desc, and its pipe override to the environment (alt_env_restore puts
+ * the caller's PTXQ_GEMM_PIPE back) */
+static void alt_apply(const alt_cfg *a, ptxq_gemm_desc *desc) {
+    if (a->store != ALT_UNSET) desc->store = a->store;
+    if (a->split != ALT_UNSET) desc->split_k = a->split;
+    if (a->tile != ALT_UNSET) desc->tile_n = a->tile;
+    if (a->cluster != ALT_UNSET) desc->cluster = a->cluster;
+    if (a->pipe[0]) setenv("PTXQ_GEMM_PIPE", a->pipe, 1);
+}
+
+static void alt_env_restore(const char *saved) {
+    if (saved) setenv("PTXQ_GEMM_PIPE", saved, 1);
+    else unsetenv("PTXQ_GEMM_PIPE");
+}
 
 static int cmp_double(const void *a, const void *b) {
     double x = *(const double *)a, y = *(const double *)b;
@@ -330,21 +393,31 @@ static int bench_one(ptxq_dev *d, cublaslt *L, int have_lt, int64_t M, int64_t N
     }
     c.desc.a_scale = &c.sa;
     c.desc.b_scale = &c.sb;
+    c.desc.split_k = g_split;
+    c.desc.store = g_store[0];
+    /* one workspace, as large as the row's call or any --alt variant needs */
+    const char *env0 = getenv("PTXQ_GEMM_PIPE");
+    char env_saved[16];
+    if (env0) snprintf(env_saved, sizeof env_saved, "%s", env0);
     size_t wsb = 0;
     uint64_t WS = 0;
-    if (ptxq_gemm_workspace_size(&c.desc, &c.a, &c.b, &c.dd, &wsb) == PTXQ_OK && wsb) {
+    for (int i = -1; i < g_nalt; ++i) {
+        ptxq_gemm_desc dd = c.desc;
+        size_t w = 0;
+        if (i >= 0) alt_apply(&g_alt[i], &dd);
+        if (ptxq_gemm_workspace_size(&dd, &c.a, &c.b, &c.dd, &w) == PTXQ_OK && w > wsb) wsb = w;
+        alt_env_restore(env0 ? env_saved : NULL);
+    }
+    if (wsb) {
         WS = dev_alloc(d, wsb);
         c.desc.workspace = WS;
         c.desc.workspace_bytes = wsb;
     }
-    c.desc.split_k = g_split;
-    c.desc.store = g_store[0];
     char kname[96] = "?";
     ptxq_gemm_plan plan;
     memset(&plan, 0, sizeof plan);
     if (ptxq_gemm_plan_for(d->ctx, &c.desc, &c.a, &c.b, &c.dd, &plan) == PTXQ_OK) {
-        if (plan.splits > 1) snprintf(kname, sizeof kname, "%s sk%d", plan.kernel, plan.splits);
-        else snprintf(kname, sizeof kname, "%s", plan.kernel);
+        plan_label(&plan, kname, sizeof kname);
     }
     double flop = 2.0 * (double)M * (double)N * (double)K;
     double ms = dev_time_ms(d, our_run, &c, 3, reps);
@@ -353,7 +426,7 @@ static int bench_one(ptxq_dev *d, cublaslt *L, int have_lt, int64_t M, int64_t N
         return 1;
     }
     double tf = flop / (ms * 1e9);
-    char alt[256] = "";
+    char alt[1024] = "";
     for (int i = 1; i < g_nstore; ++i) { /* other epilogues, same inputs and process */
         c.desc.store = g_store[i];
         double ams = -1;
@@ -364,6 +437,21 @@ static int bench_one(ptxq_dev *d, cublaslt *L, int have_lt, int64_t M, int64_t N
                  plan.kernel, ams, ams > 0 ? flop / (ams * 1e9) : 0.0);
     }
     c.desc.store = g_store[0];
+    for (int i = 0; i < g_nalt; ++i) { /* --alt variants, same inputs and process */
+        ptxq_gemm_desc saved = c.desc;
+        alt_apply(&g_alt[i], &c.desc);
+        double ams = -1;
+        char an[96] = "?";
+        if (ptxq_gemm_plan_for(d->ctx, &c.desc, &c.a, &c.b, &c.dd, &plan) == PTXQ_OK) {
+            plan_label(&plan, an, sizeof an);
+            ams = dev_time_ms(d, our_run, &c, 3, reps);
+        }
+        alt_env_restore(env0 ? env_saved : NULL);
+        c.desc = saved;
+        size_t used = strlen(alt);
+        snprintf(alt + used, sizeof alt - used, "  [%s %.3f ms %.1f TFLOPS]", an, ams,
+                 ams > 0 ? flop / (ams * 1e9) : 0.0);
+    }
     double bytes = (double)((M + N) * K + M * N * es) + (double)ssz * (double)(nsa + nsb);
     double gbps = bytes / (ms * 1e6);
     printf("gemm %-6s %5lldx%5lldx%5lld  %-30s %8.3f ms  %7.1f TFLOPS  %5.1f%% of %.0f  %6.0f GB/s "
@@ -465,6 +553,10 @@ int bench_gemm_main(int argc, char **argv) {
     g_ctas = (int)bench_opt_int(argc, argv, "--ctas", 0);
     g_split = (int)bench_opt_int(argc, argv, "--split-k", 0);
     g_rounds = (int)bench_opt_int(argc, argv, "--rounds", 1);
+    if (parse_alts(bench_opt(argc, argv, "--alt", ""))) {
+        fprintf(stderr, "--alt: at most 8 ';'-separated lists of store|split|tile|cluster|pipe=V\n");
+        return 2;
+    }
     {
         const char *sl = bench_opt(argc, argv, "--store", "0");
         g_nstore = 0;

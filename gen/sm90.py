@@ -112,13 +112,14 @@ class Ring:
         self.empty = k.reg(".b32", f"{tag}_empty")
         self.addr = k.reg(".b32", f"{tag}_slot_addr")
 
-    def init_barriers(self, pred, empty_count):
+    def init_barriers(self, pred, empty_count, full_count=1):
         k = self.k
         t = k.reg(".b32", "t_bar")
-        k.comment(f"ring barriers: full[s] (1 arrival + tx bytes), empty[s] ({empty_count} arrivals)")
+        k.comment(f"ring barriers: full[s] ({full_count} arrival{'s' if full_count > 1 else ''} + tx bytes), "
+                  f"empty[s] ({empty_count} arrivals)")
         for s in range(self.stages):
             k(f"add.u32 {t}, {self.bars}, {8 * s}")
-            mbar_init(k, t, 1, pred)
+            mbar_init(k, t, full_count, pred)
             k(f"add.u32 {t}, {self.bars}, {8 * (self.stages + s)}")
             mbar_init(k, t, empty_count, pred)
 

@@ -414,8 +414,12 @@ ptxq_status ptxq_gemv(ptxq_context *ctx, const ptxq_gemv_desc *desc, const ptxq_
  * Split-K (for few output tiles, e.g. small M): the K blocks of each tile are cut into `split_k`
  * ranges run by different CTAs, which store FP32 partials in a caller-owned workspace; the last
  * CTA of each tile sums them in split order (deterministic: the same D whatever the timing) and
- * runs the epilogue. Needs desc.workspace of ptxq_gemm_workspace_size() bytes (256-byte aligned);
- * without one, or with split_k = 1, there is no split. The runtime zeroes the workspace's
+ * runs the epilogue. Tail split (split_k = 0 with many tiles): when the last wave of tiles fills
+ * at most half of the SMs, only its tiles are split that way, so that it ends sooner (the whole
+ * waves before it are not split). Both need desc.workspace of ptxq_gemm_workspace_size() bytes
+ * (256-byte aligned; planned for desc.ctas or 132 SMs, as that call sees no device:
+ * ptxq_gemm_plan_for gives the figure for ctx's device, and a runtime-picked split that needs more
+ * than desc.workspace_bytes is dropped); without one, or with split_k = 1, there is no split. The runtime zeroes the workspace's
  * counters with a memset on the stream before each launch; one workspace must not serve two
  * launches that may run concurrently. */
 typedef enum ptxq_gemm_scaling {
@@ -470,10 +474,12 @@ typedef struct ptxq_gemm_plan {
     char kernel[64];
     int tile_n, cluster;
     int store;               /* 1: TMA-store epilogue (kernel name has "_ts") */
-    int splits;              /* split-K ranges per tile (1: none) */
+    int splits;              /* split-K ranges per split tile (1: none) */
     unsigned grid;           /* persistent CTAs */
-    unsigned units;          /* work units: output tiles (x batches) x splits */
+    unsigned units;          /* work units: whole tiles + split tiles x splits */
     size_t workspace_bytes;  /* used of desc.workspace */
+    unsigned split_tiles;    /* output tiles cut into `splits` ranges: all of them (split-K), or
+                                the last wave's (tail split), or 0 */
 } ptxq_gemm_plan;
 ptxq_status ptxq_gemm_plan_for(ptxq_context *ctx, const ptxq_gemm_desc *desc, const ptxq_tensor *a,
                                const ptxq_tensor *b, const ptxq_tensor *d, ptxq_gemm_plan *plan);

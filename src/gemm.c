@@ -39,6 +39,23 @@ static int pick_splits(int64_t tiles, int64_t nkb, int sms) {
 
 static int64_t ceil_div(int64_t a, int64_t b) { return (a + b - 1) / b; }
 
+/* Tail split (split_k = 0, with a workspace): `tiles` over `slots` concurrent (cluster) CTAs make
+ * whole waves and a last wave of rest = tiles % slots. When that wave is at most half full, its
+ * tiles are cut into S = slots / rest K ranges (the split-K machinery: FP32 partials in the
+ * workspace, the last CTA of a tile sums them in order), so the last wave runs on S times the
+ * CTAs for 1/S of the time; the whole waves stay unsplit. At least 8 K blocks a range, as for
+ * split-K. E.g. BLOCK 4096 x 7168 x 16384 at n192 on 132 SMs: 1216 tiles = 9 waves + 28 tiles,
+ * the 28 cut in 4. Returns S, or 1 for no split. */
+static int pick_tail_split(int64_t tiles, int64_t nkb, int64_t slots) {
+    if (slots < 2 || tiles <= slots) return 1;
+    int64_t rest = tiles % slots;
+    if (rest == 0 || 2 * rest > slots) return 1;
+    int64_t s = slots / rest;
+    if (s > nkb / 8) s = nkb / 8;
+    if (s > 64) s = 64;
+    return s < 2 ? 1 : (int)s;
+}
+
 static int64_t numel(const ptxq_tensor *t) {
     int64_t n = 1;
     for (int i = 0; i < t->rank; ++i) n *= t->shape[i];
@@ -495,6 +512,22 @@ static int plan_gemm(const ptxq_gemm_desc *desc, const ptxq_tensor *a, const ptx
         p->ws_bytes = p->cnt_off + (size_t)slots * 4;
     }
     if (splits <= 1) p->cnt_off = p->ws_bytes = 0;
+    int64_t full = 0; /* leading whole-tile units (tail split) */
+    if (desc->split_k == 0 && splits <= 1) {
+        int64_t slots = sms > 0 ? sms : 132;
+        if (p->ctas > 0 && p->ctas < slots) slots = p->ctas;
+        int s2 = pick_tail_split(tm * tn * p->L, nkb, slots / p->cluster);
+        if (s2 > 1) {
+            int64_t rest = (tm * tn * p->L) % (slots / p->cluster);
+            kbs = ceil_div(nkb, s2);
+            splits = (int)ceil_div(nkb, kbs);
+            full = tm * tn * p->L - rest;
+            size_t part = (size_t)(rest * p->cluster) * (size_t)splits * 256 * (size_t)(p->tile_n / 2) * 4;
+            p->cnt_off = (part + 255) / 256 * 256;
+            p->ws_bytes = p->cnt_off + (size_t)(rest * p->cluster) * 4;
+        }
+    }
+    g->full = (uint32_t)full;
     g->splits = (uint32_t)(splits > 1 ? splits : 1);
     g->kb_split = (uint32_t)kbs;
     g->d = d->data;
@@ -511,7 +544,7 @@ static int plan_gemm(const ptxq_gemm_desc *desc, const ptxq_tensor *a, const ptx
     g->tiles_b = (uint32_t)(tm * tn > 0 ? tm * tn : 1);
     if (tm * tn * p->L * g->splits >= ((int64_t)1 << 31))
         return ptxq_fail(PTXQ_ERR_SHAPE, "gemm: too many work units");
-    g->ntiles = (uint32_t)(tm * tn * p->L * g->splits);
+    g->ntiles = (uint32_t)(full + (tm * tn * p->L - full) * g->splits);
     p->tiles = tm * tn * p->L;
     g->nbn = (uint32_t)nbn;
     g->b_batched = gm != PTXQ_GEMM_GROUP_CONTIGUOUS && b->rank == 3;
@@ -545,6 +578,7 @@ static int plan_workspace(const ptxq_gemm_desc *desc, gemm_plan *p) {
                          desc->workspace ? desc->workspace_bytes : (size_t)0);
     if (!have) {
         g->splits = 1;
+        g->full = 0;
         g->kb_split = g->nkb > 0 ? g->nkb : 1;
         g->ntiles = (uint32_t)p->tiles;
         p->ws_bytes = p->cnt_off = 0;
@@ -614,6 +648,7 @@ ptxq_status ptxq_gemm_plan_for(ptxq_context *ctx, const ptxq_gemm_desc *desc, co
     plan->units = p.args.ntiles;
     plan->grid = grid_of(ctx, &p);
     plan->workspace_bytes = p.ws_bytes;
+    plan->split_tiles = p.args.splits > 1 ? (unsigned)(p.tiles - p.args.full) : 0;
     return ptxq_ok();
 }
 

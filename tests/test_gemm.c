@@ -360,8 +360,26 @@ static void test_validate_batched(void **state) {
     v.desc.split_k = 65;
     assert_int_equal(vrun(&v), PTXQ_ERR_INVALID_ARGUMENT);
     vcase_make(&v, PTXQ_GEMM_SCALE_TENSOR, 8192, 8192, 8192);
+    v.desc.cluster = 1;
     assert_int_equal(ptxq_gemm_workspace_size(&v.desc, &v.a, &v.b, &v.d, &ws), PTXQ_OK);
-    assert_int_equal(ws, 0); /* a full wave of tiles: no split */
+    assert_int_equal(ws, 0); /* 64 x 43 = 2752 tiles: the last wave (112 of 132) is over half full */
+    /* tail split: 32 x 38 = 1216 tiles of 128 x 192 on 132 SMs are 9 waves and 28 tiles; those
+     * 28 are cut in 132 / 28 = 4 K ranges (FP32 partials of 256 threads x 96, then 28 counters) */
+    vcase_make(&v, PTXQ_GEMM_SCALE_BLOCK, 4096, 7168, 16384);
+    v.desc.tile_n = 192;
+    assert_int_equal(ptxq_gemm_workspace_size(&v.desc, &v.a, &v.b, &v.d, &ws), PTXQ_OK);
+    assert_int_equal(ws, 28 * 4 * 256 * 96 * 4 + 28 * 4);
+    v.desc.split_k = 1; /* none */
+    assert_int_equal(ptxq_gemm_workspace_size(&v.desc, &v.a, &v.b, &v.d, &ws), PTXQ_OK);
+    assert_int_equal(ws, 0);
+    v.desc.split_k = 0;
+    v.desc.ctas = 100; /* 1216 = 12 x 100 + 16: 6 ranges, at most nkb / 8 = 16 */
+    assert_int_equal(ptxq_gemm_workspace_size(&v.desc, &v.a, &v.b, &v.d, &ws), PTXQ_OK);
+    assert_int_equal(ws, 16 * 6 * 256 * 96 * 4 + 16 * 4);
+    vcase_make(&v, PTXQ_GEMM_SCALE_BLOCK, 4096, 7168, 512); /* 4 K blocks: too few to cut */
+    v.desc.tile_n = 192;
+    assert_int_equal(ptxq_gemm_workspace_size(&v.desc, &v.a, &v.b, &v.d, &ws), PTXQ_OK);
+    assert_int_equal(ws, 0);
 }
 
 /* ---- on the GPU ---------------------------------------------------------------------------- */
@@ -560,6 +578,55 @@ SCASE(test_ts_unaligned_rows, 1, 0, PTXQ_GEMM_SCALE_TENSOR, 300, 300, 256, 192, 
 SCASE(test_ts_with_c, 1, 0, PTXQ_GEMM_SCALE_BLOCK, 300, 256, 256, 128, c.with_c = 1; c.beta = 1.0f)
 SCASE(test_ts_big_block, 0, 1, PTXQ_GEMM_SCALE_BLOCK, 4096, 7168, 1024, 0, c.sample_rows = 32)
 
+/* Tail split (split_k 0 with a workspace, gen/gemm.py tile_coords): whole tiles first, then the
+ * last wave's tiles in K ranges; desc.ctas makes small grids with a short last wave. Checks the
+ * plan (split tiles x ranges, "_ts") too. */
+static void run_plan_case(gemm_cfg c, const char *pipe, int want_ts, unsigned tiles, int splits) {
+    if (gputest_no_gpu(&g_gpu)) skip();
+    gemm_result r;
+    if (pipe) setenv("PTXQ_GEMM_PIPE", pipe, 1);
+    int st = gemm_case_run(&g_gpu.dev, &c, g_gpu.seed, &r);
+    if (pipe) unsetenv("PTXQ_GEMM_PIPE");
+    print_message("[  CASE    ] %-34s ctas %3d %5lldx%5lldx%5lld: split %u x %d, %lld checked, max "
+                  "norm err %.3g, unwritten %lld, bad %lld\n", r.kernel, c.ctas, (long long)c.M,
+                  (long long)c.N, (long long)c.K, r.split_tiles, r.splits, (long long)r.checked,
+                  r.max_norm, (long long)r.unwritten, (long long)r.bad);
+    if (st != PTXQ_OK) fail_msg("ptxq_gemm: %s: %s", ptxq_status_name(st), ptxq_last_error());
+    if (r.bad) print_error("first: %s\n", r.first_bad);
+    if ((strstr(r.kernel, "_ts") != NULL) != want_ts) fail_msg("%s: want a _ts kernel: %d", r.kernel, want_ts);
+    if (pipe && !strstr(r.kernel, pipe)) fail_msg("%s: want the %s pipeline", r.kernel, pipe);
+    assert_int_equal(r.split_tiles, tiles);
+    assert_int_equal(r.splits, splits);
+    assert_int_equal(r.unwritten, 0);
+    assert_int_equal(r.bad, 0);
+    assert_true(r.checked > 0);
+}
+
+#define TCASE(fn, pipe, want_ts, tiles, splits, s, m, n, k, tn, ctas_, extra)                      \
+    static void fn(void **state) {                                                                 \
+        (void)state;                                                                               \
+        gemm_cfg c = {.M = m, .N = n, .K = k, .scaling = s, .tile_n = tn, .ctas = ctas_};          \
+        extra;                                                                                     \
+        run_plan_case(c, pipe, want_ts, tiles, splits);                                            \
+    }
+/* 8 x 6 = 48 tiles on 20 CTAs: 40 whole, 8 in 2 ranges (16 K blocks) */
+TCASE(test_tail_block, NULL, 0, 8, 2, PTXQ_GEMM_SCALE_BLOCK, 1000, 1000, 2048, 192, 20,
+      c.sa_mmajor = 1; c.store = -1)
+/* 4 x 6 = 24 pair tiles on 10 pairs: the last 4 in 2 ranges; TMA store */
+TCASE(test_tail_tensor_c2_ts, NULL, 1, 4, 2, PTXQ_GEMM_SCALE_TENSOR, 1000, 1008, 2048, 192, 20,
+      c.cluster = 2)
+/* 48 tiles on 36 CTAs: 12 in 3 ranges of 9, 9, 7 K blocks; the TMA store (K < 4096: with 48
+ * tiles on 132 SMs, split-K of every tile would be picked from 32 K blocks on) */
+TCASE(test_tail_block_ts, NULL, 1, 12, 3, PTXQ_GEMM_SCALE_BLOCK, 1000, 1000, 3200, 192, 36,
+      c.store = 1)
+/* batches: 3 x 4 tiles on 8 CTAs, the last 4 (all of batch 3) in 2 ranges; F32 out with bias */
+TCASE(test_tail_batch_row, NULL, 0, 4, 2, PTXQ_GEMM_SCALE_ROW, 200, 300, 2048, 192, 8,
+      c.batch = 3; c.scales_batched = 1; c.d_type = PTXQ_F32; c.bias_type = PTXQ_BF16)
+/* MX: 8 x 8 tiles of 128 on 50 CTAs: 14 in 3 ranges of 9, 9, 7 K blocks */
+TCASE(test_tail_mx, NULL, 0, 14, 3, PTXQ_GEMM_SCALE_MX, 1000, 1000, 3200, 0, 50, (void)0)
+/* split_k = 1: no tail split */
+TCASE(test_tail_off, NULL, 1, 0, 1, PTXQ_GEMM_SCALE_BLOCK, 1000, 1000, 2048, 192, 20, c.split_k = 1)
+
 /* MXFP8 (UE8M0 per 32 of K on both operands): ragged M/N, both cluster sizes, direct and TMA
  * stores, every type pair, batches with per-batch scales, the general epilogue (F32 out, C, bias),
  * split-K, small M; float64 reference summing each 32 of K with its two scales. */
@@ -677,6 +744,12 @@ int main(void) {
         cmocka_unit_test(test_mx_split),
         cmocka_unit_test(test_mx_masked),
         cmocka_unit_test(test_mx_big),
+        cmocka_unit_test(test_tail_block),
+        cmocka_unit_test(test_tail_tensor_c2_ts),
+        cmocka_unit_test(test_tail_block_ts),
+        cmocka_unit_test(test_tail_batch_row),
+        cmocka_unit_test(test_tail_mx),
+        cmocka_unit_test(test_tail_off),
         cmocka_unit_test(test_ts_tensor_n192),
         cmocka_unit_test(test_ts_tensor_n192_direct),
         cmocka_unit_test(test_ts_tensor_n128_c2),

@@ -214,6 +214,7 @@ int gemm_case_run(ptxq_dev *d, const gemm_cfg *c, uint64_t seed, gemm_result *re
     desc.group_rows = hmap ? &tmap : NULL;
     desc.split_k = c->split_k;
     desc.store = c->store;
+    desc.ctas = c->ctas;
     size_t wsb = 0;
     uint64_t dws = 0;
     if (ptxq_gemm_workspace_size(&desc, &ta, &tb, &td, &wsb) == PTXQ_OK && wsb) {
@@ -223,6 +224,11 @@ int gemm_case_run(ptxq_dev *d, const gemm_cfg *c, uint64_t seed, gemm_result *re
         desc.workspace_bytes = wsb;
     }
     ptxq_gemm_kernel_for(&desc, &ta, &tb, &td, res->kernel, sizeof res->kernel);
+    ptxq_gemm_plan plan;
+    if (ptxq_gemm_plan_for(d->ctx, &desc, &ta, &tb, &td, &plan) == PTXQ_OK) {
+        res->splits = plan.splits;
+        res->split_tiles = plan.split_tiles;
+    }
     int st = ptxq_gemm(d->ctx, &desc, &ta, &tb, &td, d->stream);
     void *hd = xmalloc(dbytes);
     dev_sync(d);

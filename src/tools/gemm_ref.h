@@ -45,6 +45,7 @@ typedef struct gemm_cfg {
     int split_k;                /* desc.split_k; a workspace (poisoned) is given whenever the call
                                    wants one */
     int store;                  /* desc.store: 0 (runtime), 1 (TMA store where allowed), -1 */
+    int ctas;                   /* desc.ctas: persistent grid cap (0 = one CTA per SM) */
 } gemm_cfg;
 
 typedef struct gemm_result {
@@ -57,6 +58,8 @@ typedef struct gemm_result {
     int64_t n_wc;
     char first_bad[256];
     char kernel[64];
+    int splits;            /* the plan's K ranges per split tile (1: none) */
+    unsigned split_tiles;  /* and how many tiles were split */
 } gemm_result;
 
 /* Runs one case on d's stream (allocates, fills, launches, downloads, frees). Returns the
