@@ -27,14 +27,18 @@ k32 wgmma issued before the promotion: 355). K must be a multiple of 128.
 CTA = 3 warpgroups (384 threads), warp-specialised, persistent over output tiles:
   WG0      producer: setmaxnreg.dec 40; one thread streams A and B tiles with TMA
            (128B swizzle, box 128 K-bytes) into a ring of `stages` slots guarded by full/empty
-           mbarriers (gen/sm90.py Ring).
+           mbarriers (gen/sm90.py Ring). BLOCK with the plain consumer: warp 1 copies each K
+           block's scales into the slot too (cp.async; scale_producer), so the consumers read
+           them from shared memory after the same full wait.
   WG1, 2   consumers: setmaxnreg.inc 232; each owns 64 rows of the 128 x BN tile and issues
            4 x wgmma m64nBNk32 per 128-K block into a partial accumulator (scale-d 0 on the first),
            waits, frees the slot, then promotes: acc += partial (block mode: acc += s * partial).
            The QGMMA accumulator keeps only ~14 significant bits per k32 step (NOTES.md section 7),
            so each 128-K chain is short and the long sum runs in FP32 on the CUDA cores.
 Tiles are visited in grouped order: `group` M-tiles share an N sweep, so a wave of CTAs reuses
-the same A rows and B rows from L2. M/N tails: TMA zero-fills rows past M/N and K past K; the
+the same A rows and B rows from L2. Work units: tiles, or (split-K) K ranges of tiles; with a
+tail split (args.full > 0) the first `full` units are whole tiles and only the last wave's tiles
+are cut into `splits` ranges (src/gemm.c pick_tail_split). M/N tails: TMA zero-fills rows past M/N and K past K; the
 epilogue masks stores. Stores: bf16x2 pairs straight from the accumulator fragment.
 
 Batches and groups: tiles are numbered batch by batch (tiles_b per batch); A, B are 3-D tensor

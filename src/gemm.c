@@ -476,8 +476,11 @@ static int plan_gemm(const ptxq_gemm_desc *desc, const ptxq_tensor *a, const ptx
     /* clusters of two along M pay off once there are two M tiles and a full wave of tiles */
     int64_t tm1 = ceil_div(p->M, PTXQ_GEMM_TILE_M), tn = ceil_div(p->N, p->tile_n);
     /* measured on an H200 (8192^3): TENSOR/ROW 1290 vs 1258 TFLOPS with pairs; BLOCK
-     * (4096x7168x16384) was faster without them (1030 vs 924). Contiguous groups: a pair of M
-     * tiles may belong to two groups, so no pairs. */
+     * (4096x7168x16384) was faster without them (1030 vs 924). Re-measured for BLOCK on an H100
+     * with staged scales, the TMA store and the tail split (2026-11-23, same process): 1292 vs
+     * 1282 at 4096x7168x16384, mixed on the DeepSeek-V3 shapes (within 2% either way at M =
+     * 4096, 10-20% slower at M <= 128): still no pairs. Contiguous groups: a pair of M tiles may
+     * belong to two groups, so no pairs. */
     int contig = gm == PTXQ_GEMM_GROUP_CONTIGUOUS;
     p->cluster = desc->cluster ? desc->cluster
                  : (!contig && desc->scaling != PTXQ_GEMM_SCALE_BLOCK && tm1 >= 2 &&
