@@ -961,7 +961,8 @@ class G:
         1302-1320; after the wait for the chain, 1247-1264 / 1250-1278; after the chain's issue in
         PTX, ~1080 (ptxas moved them and the scale products between the third and fourth
         wgmma); read at the end of the previous K block (waiting for the next slot before the
-        promotion), 1184-1190 / 1204-1233."""
+        promotion), 1184-1190 / 1204-1233, or only when that slot is already full (test_wait),
+        1215-1222 against 1256-1266 for this placement on another H100."""
         k = self.k
         a, b = k.reg(".b32", "t_sc_a"), k.reg(".b32", "t_sc_b")
         k(f"mad.lo.u32 {a}, {ring.slot}, {SC_SLOT}, %sc_row")
