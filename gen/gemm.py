@@ -962,7 +962,10 @@ class G:
         PTX, ~1080 (ptxas moved them and the scale products between the third and fourth
         wgmma); read at the end of the previous K block (waiting for the next slot before the
         promotion), 1184-1190 / 1204-1233, or only when that slot is already full (test_wait),
-        1215-1222 against 1256-1266 for this placement on another H100."""
+        1215-1222 against 1256-1266 for this placement on another H100. What is left here is the
+        scale products: ptxas puts their FMULs between the third and fourth wgmma, where they wait
+        for these loads. With no products (a diagnostic), loads after the chain's issue gave
+        1286-1287 against 1226-1263 here: products computed by the scale warp would recover that."""
         k = self.k
         a, b = k.reg(".b32", "t_sc_a"), k.reg(".b32", "t_sc_b")
         k(f"mad.lo.u32 {a}, {ring.slot}, {SC_SLOT}, %sc_row")
