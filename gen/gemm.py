@@ -116,7 +116,8 @@ PIPE_SKIP = {("block", 192, "h2")}  # two scale sets: ptxas spills 24 B (20 B at
 TS_WIDTHS = (128, 192)         # TMA-store epilogue variants: whole 64-column slabs only
 
 SLAB = 64 * 128                # one staging slab: 64 rows x 128 bytes (64 BF16 columns)
-SC_SLOT = BM * 4 + 16          # staged BLOCK scales per stage: sa of the 128 rows, sb of 2 blocks
+SC_PROD = BM * 8               # per staged slot: sa*sb of 128 rows x 2 B-scale blocks (f32 pairs)
+SC_SLOT = SC_PROD + BM * 4 + 16  # then the raw sa of the 128 rows and sb of 2 blocks          # staged BLOCK scales per stage: sa of the 128 rows, sb of 2 blocks
 
 # byte strides: ldd, ldc (rows), *_bs (batches); element strides: sam, sak, sbn, sbk (scales)
 ARGS = [
@@ -595,16 +596,20 @@ class G:
 
     def scale_producer(self, ring):
         """BLOCK, plain consumer: warp 1 of the producer warpgroup walks the same work units and K
-        blocks as the TMA thread and, once a slot is free, copies that K block's scales into the
-        slot's SC_SLOT with cp.async: sa of the tile's 128 rows (lane l: rows 4l..4l+3; rows past
-        the tile's limit are zero-filled, nothing read) and sb of the two B-scale blocks the tile
-        may span (lane 0). Each lane's cp.async.mbarrier.arrive.noinc arrives on full[slot] once its
-        copies have landed (33 arrivals: these 32 and the TMA thread's), so the consumers read the
-        scales from shared memory after their usual wait, and this warp runs ahead like the TMA.
-        NOTE: loaded by the consumers right before the promotion (or one K block ahead, or by this
-        warp with plain loads, which serialised one L2 round trip per K block), the scales waited
-        on L2 under full TMA traffic: 1152 / 1183 / 1203 TFLOPS against 1405 with constant scales
-        (H100, 4096 x 7168 x 16384)."""
+        blocks as the TMA thread. Once a slot is free it copies that K block's raw scales into the
+        slot with cp.async (sa of the tile's 128 rows, lane l: rows 4l..4l+3, rows past the tile's
+        limit zero-filled with nothing read; sb of the two B-scale blocks the tile may span, lane
+        0), one cp.async group per K block. Then it finishes the previous K block, whose group has
+        landed by now (wait_group 1): the products sa * sb of its 128 rows x 2 B-scale blocks
+        into that slot, and each lane's arrival on its full barrier (33 arrivals: these 32 and
+        the TMA thread's). The consumers load two (s_b0, s_b1) pairs per K block and multiply
+        nothing. A K block's products are published when the next slot is free, which is still
+        stages - 2 K blocks before the consumers need them.
+        NOTE (H100, 4096 x 7168 x 16384, TFLOPS): loaded by the consumers from global memory
+        right before the promotion, or one K block ahead, the scales waited on L2 under full TMA
+        traffic: 1152 / 1183 against 1405 with constant scales. Staged here, the consumers'
+        shared-memory loads and products still cost (see block_scale_lds): raw scales and
+        products in the consumer 1255-1272, products staged here 1272-1278 (same process)."""
         k = self.k
         k.label("S_PRODUCER")
         k.comment("==== scale producer (warp 1): one K block's BLOCK scales per slot, by cp.async")
@@ -622,10 +627,13 @@ class G:
         k(f"shl.b64 {sak4}, %a_sak, 2")
         k(f"shl.b64 {sbk4}, %a_sbk, 2")
         ring.reset()
+        k(f"setp.ne.u32 {k.reg('.pred', 's_have')}, 0, 0")
+        k.reg(".b32", "s_prev")
+        k.reg(".b32", "s_prev_full")
         k(f"mov.u32 {tile}, %first_tile")
         k.label("S_TILE")
         k(f"setp.ge.u32 {pdone}, {tile}, %a_ntiles")
-        k(f"@{pdone} bra.uni P_DONE")
+        k(f"@{pdone} bra.uni S_DRAIN")
         bat, bb, mlim, skip = self.tile_coords(tile, m0, n0, "s")
         k(f"@{skip} bra.uni S_NEXT")
         k.comment("this lane's rows m0 + 4 lane + i: 4 bytes each below the tile's row limit, else\n"
@@ -667,7 +675,7 @@ class G:
         k(f"xor.b32 {pe}, {ring.phase}, 1")
         sm90.mbar_wait(k, ring.empty, pe, "S_EMPTY")
         k(f"mad.lo.u32 {dst}, {ring.slot}, {SC_SLOT}, %smem")
-        k(f"add.u32 {dst}, {dst}, {self.sc_base()}")
+        k(f"add.u32 {dst}, {dst}, {self.sc_base() + SC_PROD}")
         k(f"mad.lo.u32 {t}, {lane}, 16, {dst}")
         k(f"mov.u64 {src}, {pa}")
         for i in range(4):
@@ -676,8 +684,14 @@ class G:
                 k(f"add.s64 {src}, {src}, {sam4}")
         k(f"@{pl0} cp.async.ca.shared.global [{dst}+{BM * 4}], [{pb0}], 4")
         k(f"@{pl0} cp.async.ca.shared.global [{dst}+{BM * 4 + 4}], [{pb1}], 4")
-        k.comment("each lane arrives once its copies have landed")
-        k(f"cp.async.mbarrier.arrive.noinc.shared::cta.b64 [{ring.full}]")
+        k("cp.async.commit_group")
+        k.comment("the previous K block's raw scales have landed (one group may stay in flight): its\n"
+                  "products into its slot, then its full arrivals")
+        k("@%s_have cp.async.wait_group 1")
+        self.scale_products("%s_have")
+        k(f"mov.u32 %s_prev, {ring.slot}")
+        k(f"mov.u32 %s_prev_full, {ring.full}")
+        k("setp.ne.u32 %s_have, 1, 0")
         k(f"add.s64 {pa}, {pa}, {sak4}")
         k(f"add.s64 {pb0}, {pb0}, {sbk4}")
         k(f"add.s64 {pb1}, {pb1}, {sbk4}")
@@ -687,6 +701,37 @@ class G:
         k.label("S_NEXT")
         k(f"add.u32 {tile}, {tile}, %tile_step")
         k("bra.uni S_TILE")
+        k.label("S_DRAIN")
+        k.comment("the last K block's products")
+        k("@%s_have cp.async.wait_group 0")
+        self.scale_products("%s_have")
+        k("bra.uni P_DONE")
+
+    def scale_products(self, pred):
+        """Scale warp: sa * sb of the slot %s_prev from its raw copy (each lane its 4 rows, sb
+        from lane 0's copy after a warp barrier), stored as (s_b0, s_b1) pairs per row, then
+        each lane arrives on that slot's full barrier. Nothing when pred is false."""
+        k = self.k
+        skip = k.fresh("S_NOPREV")
+        k(f"@!{pred} bra.uni {skip}")
+        k("bar.warp.sync 0xffffffff")
+        base, t = k.reg(".b32", "s_pbase"), k.reg(".b32", "s_pt")
+        ra = [k.reg(".f32", f"s_ra{i}") for i in range(4)]
+        rb = [k.reg(".f32", f"s_rb{i}") for i in range(2)]
+        pr = [k.reg(".f32", f"s_pr{i}") for i in range(8)]
+        k(f"mad.lo.u32 {base}, %s_prev, {SC_SLOT}, %smem")
+        k(f"add.u32 {base}, {base}, {self.sc_base()}")
+        k(f"mad.lo.u32 {t}, %s_lane, 16, {base}")
+        k(f"ld.shared.v4.f32 {{{', '.join(ra)}}}, [{t}+{SC_PROD}]")
+        k(f"ld.shared.v2.f32 {{{', '.join(rb)}}}, [{base}+{SC_PROD + BM * 4}]")
+        for i in range(4):
+            k(f"mul.rn.f32 {pr[2 * i]}, {ra[i]}, {rb[0]}")
+            k(f"mul.rn.f32 {pr[2 * i + 1]}, {ra[i]}, {rb[1]}")
+        k(f"mad.lo.u32 {t}, %s_lane, 32, {base}")
+        k(f"st.shared.v4.f32 [{t}], {{{', '.join(pr[:4])}}}")
+        k(f"st.shared.v4.f32 [{t}+16], {{{', '.join(pr[4:])}}}")
+        sm90.mbar_arrive(k, "%s_prev_full")
+        k.label(skip)
 
     def consumer_entry(self):
         """Consumer entry, shared by both consumer kinds: raise the register budget; this
@@ -754,8 +799,6 @@ class G:
             k(f"add.s64 {dbj[j]}, {db}, {2 * j}")
         k.comment("wait for the TMA bytes of this slot" + (" and its staged scales" if self.sc else ""))
         sm90.mbar_wait(k, ring.full, ring.phase, "FULL")
-        if self.sc:
-            self.block_scale_lds(ring)
         if self.mode == "mx":
             self.mx_kblock(ring, [part, k.regs(".f32", "part1_", nreg)], acc, daj, dbj, p_lane0)
             k(f"add.u32 {kb}, {kb}, 1")
@@ -767,6 +810,8 @@ class G:
         for j in range(4):
             sm90.wgmma_fp8(k, bn, part, daj[j], dbj[j], 0 if j == 0 else 1, *self.ab)
         k("wgmma.commit_group.sync.aligned")
+        if self.sc:
+            self.block_scale_lds(ring)
         k("wgmma.wait_group.sync.aligned 0")
         if self.cl == 1:
             k.comment("the slot's bytes are consumed: one arrival per consumer warp frees it")
@@ -897,13 +942,12 @@ class G:
         B-scale blocks nb0 and nb1, and 8-column chunk q belongs to nb0 while 8q < 128 - r."""
         k = self.k
         if self.sc:
-            k.comment("staged scales: this thread's row 0 in a slot's copy (row 1 is 8 rows = 32 B on),\n"
-                      "and B's two blocks after the 128 rows")
+            k.comment("staged scale products: this thread's row 0 pair (s_b0, s_b1) in a slot (8 B a row;\n"
+                      "row 1 is 8 rows = 64 B on)")
             k(f"sub.u32 {k.reg('.b32', 'sc_row')}, {mr0}, {m0}")
-            k(f"shl.b32 %sc_row, %sc_row, 2")
+            k(f"shl.b32 %sc_row, %sc_row, 3")
             k(f"add.u32 %sc_row, %sc_row, %smem")
             k(f"add.u32 %sc_row, %sc_row, {self.sc_base()}")
-            k(f"add.u32 {k.reg('.b32', 'sc_bsm')}, %smem, {self.sc_base() + BM * 4}")
             k(f"and.b32 {k.reg('.b32', 'n_res')}, {n0}, 127")
             return
         t = k.reg(".b64", "t_sc")
@@ -954,25 +998,23 @@ class G:
             k(f"add.s64 %{p}, %{p}, %{s}")
 
     def block_scale_lds(self, ring):
-        """Plain consumer: this K block's scales from the slot's staged copy (scale_producer),
-        right after the slot's full wait.
-        NOTE: where these loads go matters (H100, 4096 x 7168 x 16384, one process, TFLOPS at
-        c1 / c2; 1387 / 1393 with no loads at all): here, before the wgmmas, 1289-1307 /
-        1302-1320; after the wait for the chain, 1247-1264 / 1250-1278; after the chain's issue in
-        PTX, ~1080 (ptxas moved them and the scale products between the third and fourth
-        wgmma); read at the end of the previous K block (waiting for the next slot before the
-        promotion), 1184-1190 / 1204-1233, or only when that slot is already full (test_wait),
-        1215-1222 against 1256-1266 for this placement on another H100. What is left here is the
-        scale products: ptxas puts their FMULs between the third and fourth wgmma, where they wait
-        for these loads. With no products (a diagnostic), loads after the chain's issue gave
-        1286-1287 against 1226-1263 here: products computed by the scale warp would recover that."""
+        """Plain consumer: this K block's scale products (sa * sb for the thread's two rows and
+        the tile's two B-scale blocks; scale_producer), loaded after the chain is issued and used
+        after the wait for it.
+        NOTE: where these loads go, and whether the consumer multiplies, matters (H100, 4096 x
+        7168 x 16384, one process, TFLOPS at c1 / c2; 1387 / 1393 with no loads at all). With raw
+        scales and the products computed here: loads right after the slot's full wait, before
+        the wgmmas, 1289-1307 / 1302-1320; after the wait for the chain 1247-1264; after the
+        chain's issue in PTX ~1080, as ptxas put the loads and the products' FMULs between the
+        third and fourth wgmma, where the FMULs waited for the loads; read at the end of the
+        previous K block 1184-1233, or only when that slot is already full (test_wait) 1215-1222
+        against 1256-1266. With the products staged, nothing between the wgmmas waits for these
+        loads: 1272-1278 against 1255-1272 for the first placement above (same process)."""
         k = self.k
-        a, b = k.reg(".b32", "t_sc_a"), k.reg(".b32", "t_sc_b")
+        a = k.reg(".b32", "t_sc_a")
         k(f"mad.lo.u32 {a}, {ring.slot}, {SC_SLOT}, %sc_row")
-        k(f"mad.lo.u32 {b}, {ring.slot}, {SC_SLOT}, %sc_bsm")
-        k(f"ld.shared.f32 {k.reg('.f32', 'sc_a0')}, [{a}]")
-        k(f"ld.shared.f32 {k.reg('.f32', 'sc_a1')}, [{a}+32]")
-        k(f"ld.shared.v2.f32 {{{k.reg('.f32', 'sc_b0')}, {k.reg('.f32', 'sc_b1')}}}, [{b}]")
+        k(f"ld.shared.v2.f32 {{{k.reg('.f32', 'sp_r0_b0')}, {k.reg('.f32', 'sp_r0_b1')}}}, [{a}]")
+        k(f"ld.shared.v2.f32 {{{k.reg('.f32', 'sp_r1_b0')}, {k.reg('.f32', 'sp_r1_b1')}}}, [{a}+64]")
 
     # ---- MXFP8 scales ---------------------------------------------------------------------------
     def mx_scale_setup(self, m0, n0, mr0, mr1):
@@ -1104,6 +1146,9 @@ class G:
         c = {}
         for r in (0, 1):
             for b in ((0, 1) if self.bn > 128 else (0,)):
+                if self.sc:
+                    c[r, b] = f"%sp_r{r}_b{b}"
+                    continue
                 c[r, b] = k.reg(".f32", f"s_r{r}_b{b}")
                 k(f"mul.rn.f32 {c[r, b]}, %sc_a{r}{sfx}, %sc_b{b}{sfx}")
         import math
