@@ -418,10 +418,10 @@ ptxq_status ptxq_gemv(ptxq_context *ctx, const ptxq_gemv_desc *desc, const ptxq_
  * at most half of the SMs, only its tiles are split that way, so that it ends sooner (the whole
  * waves before it are not split). Both need desc.workspace of ptxq_gemm_workspace_size() bytes
  * (256-byte aligned; planned for desc.ctas or 132 SMs, as that call sees no device:
- * ptxq_gemm_plan_for gives the figure for ctx's device, and a runtime-picked split that needs more
- * than desc.workspace_bytes is dropped); without one, or with split_k = 1, there is no split. The runtime zeroes the workspace's
- * counters with a memset on the stream before each launch; one workspace must not serve two
- * launches that may run concurrently. */
+ * ptxq_gemm_plan_for gives the figure for ctx's device, and a runtime-picked split that needs
+ * more than desc.workspace_bytes is dropped); without one, or with split_k = 1, there is no
+ * split. The runtime zeroes the workspace's counters with a memset on the stream before each
+ * launch; one workspace must not serve two launches that may run concurrently. */
 typedef enum ptxq_gemm_scaling {
     PTXQ_GEMM_SCALE_TENSOR = 1,
     PTXQ_GEMM_SCALE_ROW = 2,

@@ -56,6 +56,15 @@ static int pick_tail_split(int64_t tiles, int64_t nkb, int64_t slots) {
     return s < 2 ? 1 : (int)s;
 }
 
+/* Workspace of `tiles` split (cluster) tiles: per CTA and split an FP32 partial tile (256
+ * consumer threads x tile_n / 2 values), then one counter per CTA tile, 256-byte aligned. */
+static void split_workspace(gemm_plan *p, int64_t tiles, int splits) {
+    size_t ctas = (size_t)(tiles * p->cluster);
+    size_t part = ctas * (size_t)splits * 256 * (size_t)(p->tile_n / 2) * 4;
+    p->cnt_off = (part + 255) / 256 * 256;
+    p->ws_bytes = p->cnt_off + ctas * 4;
+}
+
 static int64_t numel(const ptxq_tensor *t) {
     int64_t n = 1;
     for (int i = 0; i < t->rank; ++i) n *= t->shape[i];
@@ -508,12 +517,7 @@ static int plan_gemm(const ptxq_gemm_desc *desc, const ptxq_tensor *a, const ptx
     if (splits > 1 && nkb < splits) splits = (int)(nkb > 1 ? nkb : 1);
     int64_t kbs = splits > 1 ? ceil_div(nkb, splits) : (nkb > 0 ? nkb : 1);
     if (splits > 1) splits = (int)ceil_div(nkb, kbs); /* no empty split */
-    if (splits > 1) {
-        int64_t slots = tm * tn * p->L * p->cluster;
-        size_t part = (size_t)slots * (size_t)splits * 256 * (size_t)(p->tile_n / 2) * 4;
-        p->cnt_off = (part + 255) / 256 * 256;
-        p->ws_bytes = p->cnt_off + (size_t)slots * 4;
-    }
+    if (splits > 1) split_workspace(p, tm * tn * p->L, splits);
     if (splits <= 1) p->cnt_off = p->ws_bytes = 0;
     int64_t full = 0; /* leading whole-tile units (tail split) */
     if (desc->split_k == 0 && splits <= 1) {
@@ -525,9 +529,7 @@ static int plan_gemm(const ptxq_gemm_desc *desc, const ptxq_tensor *a, const ptx
             kbs = ceil_div(nkb, s2);
             splits = (int)ceil_div(nkb, kbs);
             full = tm * tn * p->L - rest;
-            size_t part = (size_t)(rest * p->cluster) * (size_t)splits * 256 * (size_t)(p->tile_n / 2) * 4;
-            p->cnt_off = (part + 255) / 256 * 256;
-            p->ws_bytes = p->cnt_off + (size_t)(rest * p->cluster) * 4;
+            split_workspace(p, rest, splits);
         }
     }
     g->full = (uint32_t)full;

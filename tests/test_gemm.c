@@ -537,20 +537,22 @@ XCASE(test_split_n192_e5m2, PTXQ_GEMM_SCALE_TENSOR, 64, 700, 4096, 192, c.a_type
  * issued), both widths and cluster sizes, every mode, batches (3-D D map), split-K (the last unit
  * stores), and calls that cannot use it (D rows not 16-byte aligned, C) falling back. want: 1 = the
  * kernel must be a "_ts" one, 0 = it must not. */
-static void run_store_case(gemm_cfg c, int want) {
-    if (gputest_no_gpu(&g_gpu)) skip();
+static gemm_result run_store_case(gemm_cfg c, int want) {
     gemm_result r;
+    memset(&r, 0, sizeof r);
+    if (gputest_no_gpu(&g_gpu)) skip();
     int st = gemm_case_run(&g_gpu.dev, &c, g_gpu.seed, &r);
-    print_message("[  CASE    ] %-34s store %2d %5lldx%5lldx%5lld: %lld checked, max norm err %.3g, "
-                  "unwritten %lld, bad %lld\n", r.kernel, c.store, (long long)c.M, (long long)c.N,
-                  (long long)c.K, (long long)r.checked, r.max_norm, (long long)r.unwritten,
-                  (long long)r.bad);
+    print_message("[  CASE    ] %-34s store %2d ctas %3d %5lldx%5lldx%5lld: split %u x %d, %lld "
+                  "checked, max norm err %.3g, unwritten %lld, bad %lld\n", r.kernel, c.store, c.ctas,
+                  (long long)c.M, (long long)c.N, (long long)c.K, r.split_tiles, r.splits,
+                  (long long)r.checked, r.max_norm, (long long)r.unwritten, (long long)r.bad);
     if (st != PTXQ_OK) fail_msg("ptxq_gemm: %s: %s", ptxq_status_name(st), ptxq_last_error());
     if (r.bad) print_error("first: %s\n", r.first_bad);
     if ((strstr(r.kernel, "_ts") != NULL) != want) fail_msg("%s: want a _ts kernel: %d", r.kernel, want);
     assert_int_equal(r.unwritten, 0);
     assert_int_equal(r.bad, 0);
     assert_true(r.checked > 0);
+    return r;
 }
 
 #define SCASE(fn, store_, want, s, m, n, k, tn, extra)                                             \
@@ -558,7 +560,7 @@ static void run_store_case(gemm_cfg c, int want) {
         (void)state;                                                                               \
         gemm_cfg c = {.M = m, .N = n, .K = k, .scaling = s, .tile_n = tn, .store = store_};        \
         extra;                                                                                     \
-        run_store_case(c, want);                                                                   \
+        (void)run_store_case(c, want);                                                             \
     }
 SCASE(test_ts_tensor_n192, 1, 1, PTXQ_GEMM_SCALE_TENSOR, 1000, 1000, 512, 192, c.cluster = 1)
 SCASE(test_ts_tensor_n192_direct, -1, 0, PTXQ_GEMM_SCALE_TENSOR, 1000, 1000, 512, 192, c.cluster = 1)
@@ -581,51 +583,36 @@ SCASE(test_ts_big_block, 0, 1, PTXQ_GEMM_SCALE_BLOCK, 4096, 7168, 1024, 0, c.sam
 /* Tail split (split_k 0 with a workspace, gen/gemm.py tile_coords): whole tiles first, then the
  * last wave's tiles in K ranges; desc.ctas makes small grids with a short last wave. Checks the
  * plan (split tiles x ranges, "_ts") too. */
-static void run_plan_case(gemm_cfg c, const char *pipe, int want_ts, unsigned tiles, int splits) {
-    if (gputest_no_gpu(&g_gpu)) skip();
-    gemm_result r;
-    if (pipe) setenv("PTXQ_GEMM_PIPE", pipe, 1);
-    int st = gemm_case_run(&g_gpu.dev, &c, g_gpu.seed, &r);
-    if (pipe) unsetenv("PTXQ_GEMM_PIPE");
-    print_message("[  CASE    ] %-34s ctas %3d %5lldx%5lldx%5lld: split %u x %d, %lld checked, max "
-                  "norm err %.3g, unwritten %lld, bad %lld\n", r.kernel, c.ctas, (long long)c.M,
-                  (long long)c.N, (long long)c.K, r.split_tiles, r.splits, (long long)r.checked,
-                  r.max_norm, (long long)r.unwritten, (long long)r.bad);
-    if (st != PTXQ_OK) fail_msg("ptxq_gemm: %s: %s", ptxq_status_name(st), ptxq_last_error());
-    if (r.bad) print_error("first: %s\n", r.first_bad);
-    if ((strstr(r.kernel, "_ts") != NULL) != want_ts) fail_msg("%s: want a _ts kernel: %d", r.kernel, want_ts);
-    if (pipe && !strstr(r.kernel, pipe)) fail_msg("%s: want the %s pipeline", r.kernel, pipe);
+static void run_plan_case(gemm_cfg c, int want_ts, unsigned tiles, int splits) {
+    gemm_result r = run_store_case(c, want_ts);
     assert_int_equal(r.split_tiles, tiles);
     assert_int_equal(r.splits, splits);
-    assert_int_equal(r.unwritten, 0);
-    assert_int_equal(r.bad, 0);
-    assert_true(r.checked > 0);
 }
 
-#define TCASE(fn, pipe, want_ts, tiles, splits, s, m, n, k, tn, ctas_, extra)                      \
+#define TCASE(fn, want_ts, tiles, splits, s, m, n, k, tn, ctas_, extra)                            \
     static void fn(void **state) {                                                                 \
         (void)state;                                                                               \
         gemm_cfg c = {.M = m, .N = n, .K = k, .scaling = s, .tile_n = tn, .ctas = ctas_};          \
         extra;                                                                                     \
-        run_plan_case(c, pipe, want_ts, tiles, splits);                                            \
+        run_plan_case(c, want_ts, tiles, splits);                                                  \
     }
 /* 8 x 6 = 48 tiles on 20 CTAs: 40 whole, 8 in 2 ranges (16 K blocks) */
-TCASE(test_tail_block, NULL, 0, 8, 2, PTXQ_GEMM_SCALE_BLOCK, 1000, 1000, 2048, 192, 20,
+TCASE(test_tail_block, 0, 8, 2, PTXQ_GEMM_SCALE_BLOCK, 1000, 1000, 2048, 192, 20,
       c.sa_mmajor = 1; c.store = -1)
 /* 4 x 6 = 24 pair tiles on 10 pairs: the last 4 in 2 ranges; TMA store */
-TCASE(test_tail_tensor_c2_ts, NULL, 1, 4, 2, PTXQ_GEMM_SCALE_TENSOR, 1000, 1008, 2048, 192, 20,
+TCASE(test_tail_tensor_c2_ts, 1, 4, 2, PTXQ_GEMM_SCALE_TENSOR, 1000, 1008, 2048, 192, 20,
       c.cluster = 2)
 /* 48 tiles on 36 CTAs: 12 in 3 ranges of 9, 9, 7 K blocks; the TMA store (K < 4096: with 48
  * tiles on 132 SMs, split-K of every tile would be picked from 32 K blocks on) */
-TCASE(test_tail_block_ts, NULL, 1, 12, 3, PTXQ_GEMM_SCALE_BLOCK, 1000, 1000, 3200, 192, 36,
+TCASE(test_tail_block_ts, 1, 12, 3, PTXQ_GEMM_SCALE_BLOCK, 1000, 1000, 3200, 192, 36,
       c.store = 1)
 /* batches: 3 x 4 tiles on 8 CTAs, the last 4 (all of batch 3) in 2 ranges; F32 out with bias */
-TCASE(test_tail_batch_row, NULL, 0, 4, 2, PTXQ_GEMM_SCALE_ROW, 200, 300, 2048, 192, 8,
+TCASE(test_tail_batch_row, 0, 4, 2, PTXQ_GEMM_SCALE_ROW, 200, 300, 2048, 192, 8,
       c.batch = 3; c.scales_batched = 1; c.d_type = PTXQ_F32; c.bias_type = PTXQ_BF16)
 /* MX: 8 x 8 tiles of 128 on 50 CTAs: 14 in 3 ranges of 9, 9, 7 K blocks */
-TCASE(test_tail_mx, NULL, 0, 14, 3, PTXQ_GEMM_SCALE_MX, 1000, 1000, 3200, 0, 50, (void)0)
+TCASE(test_tail_mx, 0, 14, 3, PTXQ_GEMM_SCALE_MX, 1000, 1000, 3200, 0, 50, (void)0)
 /* split_k = 1: no tail split */
-TCASE(test_tail_off, NULL, 1, 0, 1, PTXQ_GEMM_SCALE_BLOCK, 1000, 1000, 2048, 192, 20, c.split_k = 1)
+TCASE(test_tail_off, 1, 0, 1, PTXQ_GEMM_SCALE_BLOCK, 1000, 1000, 2048, 192, 20, c.split_k = 1)
 
 /* MXFP8 (UE8M0 per 32 of K on both operands): ragged M/N, both cluster sizes, direct and TMA
  * stores, every type pair, batches with per-batch scales, the general epilogue (F32 out, C, bias),
