@@ -1,7 +1,7 @@
-/* bench_gemm.c -- FP8 GEMM: time, TFLOPS, % of the 1979 TFLOPS dense FP8 peak (H100/H200 SXM),
- * and, where libcublasLt can be dlopen'd, cuBLASLt's FP8 GEMM on the same inputs in the same
- * process (per-tensor scales, default settings: FAST_ACCUM off, i.e. promoted accumulation) and
- * the ratio.
+/* bench_gemm.c -- FP8 and BF16 GEMM: time, TFLOPS, % of the dense peak (H100/H200 SXM: 1979 TFLOPS
+ * FP8, 989 BF16), and, where libcublasLt can be dlopen'd, cuBLASLt's GEMM of the same types on the
+ * same inputs in the same process (per-tensor scales, default settings: FAST_ACCUM off, i.e.
+ * promoted accumulation for FP8) and the ratio.
  *
  *   ptxq bench gemm [--m M --n N --k K] [--scaling tensor|row|block|mx] [--tile-n 0|128|192]
  *                   [--store S[,S...]] (desc.store 0|1|-1: the first is the row's kernel, the
@@ -12,12 +12,14 @@
  *                   library's spread between rounds reached 15%)
  *                   [--alt "K=V[,K=V..][;...]"] (more variants timed in the same process and
  *                   shown in brackets; keys store, split (desc.split_k), tile, cluster, pipe
- *                   (PTXQ_GEMM_PIPE: off|p2|h2), e.g. --alt "pipe=h2;split=1")
+ *                   (PTXQ_GEMM_PIPE: off|p2|h2), mx (desc.mx_path: 1 promote, 2 dequantize),
+ *                   e.g. --alt "pipe=h2;split=1" or --alt "mx=1;mx=2")
  *                   [--group G] [--cluster 0|1|2] [--ctas C] [--reps R] [--no-cublas]
- *                   [--a e4m3|e5m2] [--b e4m3|e5m2] [--out bf16|f16|f32] [--sweep deepseek]
+ *                   [--a e4m3|e5m2|bf16] [--b e4m3|e5m2|bf16] [--out bf16|f16|f32] [--sweep deepseek]
  *   ptxq check gemm [--m M --n N --k K] [--scaling S] [--tile-n T] [--cluster C] [--sample R] [--seed S]
  *                   [--store 0|1|-1]
- *                   [--a e4m3|e5m2] [--b e4m3|e5m2] [--out bf16|f16|f32] [--batch L]
+ *                   [--a e4m3|e5m2|bf16] [--b e4m3|e5m2|bf16] [--out bf16|f16|f32] [--batch L]
+ *                   [--mx-path 0|1|2]
  *                   [--grouping none|masked|contiguous] [--split-k S] [--bias bf16|f32]
  *                   [--beta B (with C)] [--alpha A]
  * Without --m: 8192^3 per-tensor (and row-wise), 4096 x 7168 x 16384 block-scaled, then the
@@ -38,6 +40,7 @@
 #include "gemm_ref.h"
 
 #define PEAK_TFLOPS 1979.0
+#define PEAK_TFLOPS_BF16 989.0
 
 static int g_ctas;  /* --ctas: persistent grid cap (desc.ctas) */
 static int g_split; /* --split-k: desc.split_k (0: the runtime's pick, with a workspace) */
@@ -47,7 +50,7 @@ static int g_rounds = 1; /* --rounds: ours and cuBLASLt timed alternately this m
 /* --alt: variants of the row's call; a field at ALT_UNSET keeps the row's value */
 #define ALT_UNSET (-99)
 typedef struct alt_cfg {
-    int store, split, tile, cluster;
+    int store, split, tile, cluster, mx;
     char pipe[8]; /* "" keeps PTXQ_GEMM_PIPE as it is */
 } alt_cfg;
 static alt_cfg g_alt[8];
@@ -60,7 +63,7 @@ static int parse_alts(const char *spec) {
     for (char *item = strtok_r(buf, ";", &save); item; item = strtok_r(NULL, ";", &save)) {
         if (g_nalt == 8) return -1;
         alt_cfg *a = &g_alt[g_nalt++];
-        *a = (alt_cfg){ALT_UNSET, ALT_UNSET, ALT_UNSET, ALT_UNSET, ""};
+        *a = (alt_cfg){ALT_UNSET, ALT_UNSET, ALT_UNSET, ALT_UNSET, ALT_UNSET, ""};
         char *s2 = NULL;
         for (char *kv = strtok_r(item, ",", &s2); kv; kv = strtok_r(NULL, ",", &s2)) {
             char *eq = strchr(kv, '=');
@@ -71,6 +74,7 @@ static int parse_alts(const char *spec) {
             else if (!strcmp(kv, "split")) a->split = atoi(v);
             else if (!strcmp(kv, "tile")) a->tile = atoi(v);
             else if (!strcmp(kv, "cluster")) a->cluster = atoi(v);
+            else if (!strcmp(kv, "mx")) a->mx = atoi(v);
             else if (!strcmp(kv, "pipe")) snprintf(a->pipe, sizeof a->pipe, "%s", v);
             else return -1;
         }
@@ -81,7 +85,12 @@ static int parse_alts(const char *spec) {
 /* kernel name and split: "sk S" (every tile in S K ranges) or "tail T x S" (the last wave's T
  * tiles in S) */
 static void plan_label(const ptxq_gemm_plan *p, char *out, size_t n) {
-    if (p->splits > 1 && p->units > p->split_tiles * (unsigned)p->splits)
+    if (p->dequant && n > 3) { /* MX through BF16 copies */
+        ptxq_gemm_plan q = *p;
+        q.dequant = 0;
+        memcpy(out, "dq+", 3);
+        plan_label(&q, out + 3, n - 3);
+    } else if (p->splits > 1 && p->units > p->split_tiles * (unsigned)p->splits)
         snprintf(out, n, "%s tail%ux%d", p->kernel, p->split_tiles, p->splits);
     else if (p->splits > 1)
         snprintf(out, n, "%s sk%d", p->kernel, p->splits);
@@ -96,6 +105,7 @@ static void alt_apply(const alt_cfg *a, ptxq_gemm_desc *desc) {
     if (a->split != ALT_UNSET) desc->split_k = a->split;
     if (a->tile != ALT_UNSET) desc->tile_n = a->tile;
     if (a->cluster != ALT_UNSET) desc->cluster = a->cluster;
+    if (a->mx != ALT_UNSET) desc->mx_path = (ptxq_gemm_mx_path)a->mx;
     if (a->pipe[0]) setenv("PTXQ_GEMM_PIPE", a->pipe, 1);
 }
 
@@ -203,7 +213,7 @@ typedef struct lt_call {
  * (K x N, op T) and A as its "B" (K x M, op N): the TN layout cuBLASLt's FP8 path requires. */
 static int lt_setup(lt_call *c, cublaslt *L, ptxq_dev *d, int64_t M, int64_t N, int64_t K,
                     uint64_t A, uint64_t B, uint64_t D, uint64_t sa, uint64_t sb,
-                    ptxq_gemm_scaling sc) {
+                    ptxq_gemm_scaling sc, int bf16) {
     memset(c, 0, sizeof *c);
     c->L = L;
     c->A = B, c->B = A, c->D = D; /* cuBLAS's A is our B, its B our A */
@@ -234,8 +244,9 @@ static int lt_setup(lt_call *c, cublaslt *L, ptxq_dev *d, int64_t M, int64_t N, 
             return -1;
         c->alpha = 1.0f;
     }
-    if (L->layout_create(&c->la, LT_R_8F_E4M3, (uint64_t)K, (uint64_t)N, K)) return -1;
-    if (L->layout_create(&c->lb, LT_R_8F_E4M3, (uint64_t)K, (uint64_t)M, K)) return -1;
+    int ty = bf16 ? LT_R_16BF : LT_R_8F_E4M3;
+    if (L->layout_create(&c->la, ty, (uint64_t)K, (uint64_t)N, K)) return -1;
+    if (L->layout_create(&c->lb, ty, (uint64_t)K, (uint64_t)M, K)) return -1;
     if (L->layout_create(&c->lc, LT_R_16BF, (uint64_t)N, (uint64_t)M, N)) return -1;
     lt_pref pref;
     if (L->pref_create(&pref)) return -1;
@@ -294,6 +305,7 @@ static ptxq_dtype g_at = PTXQ_E4M3, g_bt = PTXQ_E4M3, g_dt = PTXQ_BF16;
 static int parse_fp8(const char *s, ptxq_dtype *o) {
     if (!strcmp(s, "e4m3")) *o = PTXQ_E4M3;
     else if (!strcmp(s, "e5m2")) *o = PTXQ_E5M2;
+    else if (!strcmp(s, "bf16")) *o = PTXQ_BF16;
     else return -1;
     return 0;
 }
@@ -317,6 +329,13 @@ static void fill_fp8(ptxq_dev *d, uint64_t dst, size_t n, rng64 *r) {
     size_t blk = 4u << 20;
     uint8_t *h = malloc(blk);
     for (size_t i = 0; i < blk; ++i) h[i] = gemm_rand_e4m3(r);
+    if (g_at == PTXQ_BF16) /* BF16 operands: the random E4M3 values as BF16 (exact) */
+        for (size_t i = 0; i < blk; i += 2) {
+            float f = (float)ptxq_e4m3_decode(h[i]);
+            uint32_t u;
+            memcpy(&u, &f, 4);
+            h[i] = (uint8_t)(u >> 16), h[i + 1] = (uint8_t)(u >> 24);
+        }
     for (size_t o = 0; o < n; o += blk) dev_upload(d, dst + o, h, n - o < blk ? n - o : blk);
     free(h);
 }
@@ -341,11 +360,14 @@ static int bench_one(ptxq_dev *d, cublaslt *L, int have_lt, int64_t M, int64_t N
     rng64 r = {0x1234567ull + (uint64_t)K};
     int64_t nkb = (K + 127) / 128, nbn = (N + 127) / 128;
     int64_t es = g_dt == PTXQ_F32 ? 4 : 2;
+    const int bf16 = g_at == PTXQ_BF16;
+    const int64_t esz = bf16 ? 2 : 1; /* operand bytes per element */
+    const double peak = bf16 ? PEAK_TFLOPS_BF16 : PEAK_TFLOPS;
     /* rotate copies of A and B until 4x L2 of other operands pass between two reads of one */
-    size_t ab = (size_t)((M + N) * K), l2 = (size_t)d->info.l2_bytes;
+    size_t ab = (size_t)((M + N) * K * esz), l2 = (size_t)d->info.l2_bytes;
     int copies = ab >= 4 * l2 ? 1 : (int)((4 * l2) / ab + 1);
     if (copies > 64) copies = 64;
-    size_t a_step = ((size_t)(M * K) + 255) / 256 * 256, b_step = ((size_t)(N * K) + 255) / 256 * 256;
+    size_t a_step = ((size_t)(M * K * esz) + 255) / 256 * 256, b_step = ((size_t)(N * K * esz) + 255) / 256 * 256;
     uint64_t A = dev_alloc(d, a_step * (size_t)copies), B = dev_alloc(d, b_step * (size_t)copies);
     uint64_t D = dev_alloc(d, (size_t)(M * N * es)), D2 = dev_alloc(d, (size_t)(M * N) * 2);
     const int mx = s == PTXQ_GEMM_SCALE_MX; /* UE8M0 bytes [M, K/32], [N, K/32] */
@@ -452,16 +474,16 @@ static int bench_one(ptxq_dev *d, cublaslt *L, int have_lt, int64_t M, int64_t N
         snprintf(alt + used, sizeof alt - used, "  [%s %.3f ms %.1f TFLOPS]", an, ams,
                  ams > 0 ? flop / (ams * 1e9) : 0.0);
     }
-    double bytes = (double)((M + N) * K + M * N * es) + (double)ssz * (double)(nsa + nsb);
+    double bytes = (double)((M + N) * K * esz + M * N * es) + (double)ssz * (double)(nsa + nsb);
     double gbps = bytes / (ms * 1e6);
     printf("gemm %-6s %5lldx%5lldx%5lld  %-30s %8.3f ms  %7.1f TFLOPS  %5.1f%% of %.0f  %6.0f GB/s "
-           "%5.1f%% of copy", scaling_str(s), (long long)M, (long long)N, (long long)K, kname, ms, tf,
-           100.0 * tf / PEAK_TFLOPS, PEAK_TFLOPS, gbps, g_copy.gbps > 0 ? 100.0 * gbps / g_copy.gbps : 0);
+           "%5.1f%% of copy", bf16 ? "bf16" : scaling_str(s), (long long)M, (long long)N, (long long)K, kname, ms, tf,
+           100.0 * tf / peak, peak, gbps, g_copy.gbps > 0 ? 100.0 * gbps / g_copy.gbps : 0);
     fputs(alt, stdout);
     if (mx) printf("  | no peer: cuBLASLt has no MXFP8 GEMM on sm_90");
-    if (have_lt && !mx && g_at == PTXQ_E4M3 && g_bt == PTXQ_E4M3 && g_dt == PTXQ_BF16) {
+    if (have_lt && !mx && g_at == g_bt && g_at != PTXQ_E5M2 && g_dt == PTXQ_BF16) {
         lt_call lc;
-        if (lt_setup(&lc, L, d, M, N, K, A, B, D2, SA, SB, s) == 0) {
+        if (lt_setup(&lc, L, d, M, N, K, A, B, D2, SA, SB, s, bf16) == 0) {
             lc.a_step = b_step, lc.b_step = a_step, lc.copies = copies; /* its A is our B */
             double lms = dev_time_ms(d, lt_run, &lc, 3, reps);
             /* compare on copy 0 of the inputs: one more launch of each */
@@ -520,7 +542,7 @@ static int bench_one(ptxq_dev *d, cublaslt *L, int have_lt, int64_t M, int64_t N
                 printf("  | cuBLASLt: matmul failed");
             }
         } else {
-            printf("  | cuBLASLt: no FP8 algorithm");
+            printf("  | cuBLASLt: no %s algorithm", bf16 ? "BF16" : "FP8");
         }
         lt_teardown(&lc, d);
     }
@@ -572,7 +594,7 @@ int bench_gemm_main(int argc, char **argv) {
     }
     if (parse_fp8(bench_opt(argc, argv, "--a", "e4m3"), &g_at) ||
         parse_fp8(bench_opt(argc, argv, "--b", "e4m3"), &g_bt)) {
-        fprintf(stderr, "--a/--b: e4m3 or e5m2\n");
+        fprintf(stderr, "--a/--b: e4m3, e5m2 or bf16 (both)\n");
         return 2;
     }
     const char *out = bench_opt(argc, argv, "--out", "bf16");
@@ -582,7 +604,7 @@ int bench_gemm_main(int argc, char **argv) {
         return 1;
     }
     printf("copy  1024 MiB D2D: %.3f ms, %.0f GB/s (read + write); operands %s x %s, D %s\n", g_copy.ms,
-           g_copy.gbps, g_at == PTXQ_E5M2 ? "e5m2" : "e4m3", g_bt == PTXQ_E5M2 ? "e5m2" : "e4m3", out);
+           g_copy.gbps, ptxq_dtype_name(g_at), ptxq_dtype_name(g_bt), out);
     int rc = 0;
     const char *sweep = bench_opt(argc, argv, "--sweep", NULL);
     /* DeepSeek-V3 layer shapes (N, K), block-scaled 1x128 / 128x128, M = 64, 128, 4096 */
@@ -608,6 +630,13 @@ int bench_gemm_main(int argc, char **argv) {
         rc |= bench_one(&d, &L, have_lt, 8192, 8192, 8192, PTXQ_GEMM_SCALE_ROW, tile_n, group, cluster, reps);
         rc |= bench_one(&d, &L, have_lt, 4096, 7168, 16384, PTXQ_GEMM_SCALE_BLOCK, tile_n, group, cluster, reps);
         rc |= bench_one(&d, &L, have_lt, 4096, 7168, 16384, PTXQ_GEMM_SCALE_MX, 0, group, cluster, reps);
+        { /* BF16 x BF16 (the MX dequantize path's GEMM) against cuBLASLt's BF16 GEMM */
+            ptxq_dtype sa = g_at, sb = g_bt;
+            g_at = g_bt = PTXQ_BF16;
+            rc |= bench_one(&d, &L, have_lt, 8192, 8192, 8192, PTXQ_GEMM_SCALE_TENSOR, tile_n, group,
+                            cluster, reps);
+            g_at = sa, g_bt = sb;
+        }
         printf("-- DeepSeek-V3 layer shapes, block-scaled (small M is memory-bound: read GB/s and %% of copy)\n");
         for (int mi = 0; mi < 3; ++mi)
             for (int i = 0; i < 6; ++i)
@@ -630,10 +659,11 @@ int check_gemm_main(int argc, char **argv) {
                   .cluster = (int)bench_opt_int(argc, argv, "--cluster", 0),
                   .batch = (int)bench_opt_int(argc, argv, "--batch", 0),
                   .split_k = (int)bench_opt_int(argc, argv, "--split-k", 0),
-                  .store = (int)bench_opt_int(argc, argv, "--store", 0)};
+                  .store = (int)bench_opt_int(argc, argv, "--store", 0),
+                  .mx_path = (int)bench_opt_int(argc, argv, "--mx-path", 0)};
     if (parse_fp8(bench_opt(argc, argv, "--a", "e4m3"), &c.a_type) ||
         parse_fp8(bench_opt(argc, argv, "--b", "e4m3"), &c.b_type)) {
-        fprintf(stderr, "--a/--b: e4m3 or e5m2\n");
+        fprintf(stderr, "--a/--b: e4m3, e5m2 or bf16 (both)\n");
         return 2;
     }
     const char *out = bench_opt(argc, argv, "--out", "bf16"), *gr = bench_opt(argc, argv, "--grouping", "none");

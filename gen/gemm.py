@@ -1,5 +1,6 @@
-"""FP8 GEMM on sm_90a: D = alpha * (scales . (A . B^T)) + beta * C + bias, A [M, K] and B [N, K]
-E4M3 or E5M2 (K-major), D [M, N] BF16, F16 or F32 row-major; strided-batched and grouped (MoE).
+"""FP8 and BF16 GEMM on sm_90a: D = alpha * (scales . (A . B^T)) + beta * C + bias, A [M, K] and
+B [N, K] E4M3 or E5M2, or both BF16 (K-major), D [M, N] BF16, F16 or F32 row-major;
+strided-batched and grouped (MoE).
 
 Scaling modes (one kernel per mode and tile width):
   tensor  D = sa * sb * sum_k A B                    (two f32 device scalars)
@@ -10,19 +11,30 @@ Scaling modes (one kernel per mode and tile width):
           scales per 32 of K for both operands, bytes, contiguous along K)
 
 MXFP8 on sm_90a: there is no block-scaled MMA, and a scale product that changes with both m and n
-every 32 of K cannot be folded into the operands, so each k32 wgmma goes into a fresh partial that
-is promoted at once: acc += part * (sa[m, j] * sb[n, j]), one FMUL and one FFMA per element per
-k32 (8x the CUDA-core work of BLOCK's promotion per 128 of K). The alternative, dequantizing both
-operands to BF16 (exact: E4M3 x 2^e fits BF16) and running the BF16 MMA, halves the MMA rate and
-needs a conversion of every operand element per tile (about 1 instruction per element pair, more
-than the promotion's 2 per output element per k32 at tile_n 128 for the B side alone), so the
-promotion path is the one built. Only it was measured (bench/RESULTS.md): the BF16 path needs a
-BF16 GEMM that ptxq does not have, so the choice between the two is not settled by measurement.
+every 32 of K cannot be folded into the operands. Two paths are built, and src/gemm.c picks by a
+cost model fitted to measurements (mx_prefers_dequant; desc.mx_path forces one):
+  promote     (mode "mx" here) each k32 wgmma goes into a fresh partial that is promoted at once:
+              acc += part * (sa[m, j] * sb[n, j]), one FMUL and one FFMA per element per k32 (8x
+              BLOCK's promotion work). CUDA-core bound: 339 TFLOPS at 4096 x 7168 x 16384 (H100).
+  dequantize  gemm_mx_dequant (below) decodes A and B to BF16 in the caller's workspace (exact:
+              E4M3 x 2^e fits BF16), then the BF16 GEMM (a_type bf16: direct_kblock) runs at the
+              BF16 MMA rate: 620 TFLOPS on the same shape, decode passes included (1.83x). It
+              costs 3 bytes of traffic per operand element, so below a few hundred rows of M
+              (N = 7168: between 512 and 1024) the promote path is faster and AUTO keeps it.
+Decoding inside the GEMM's own loop instead (FP8 smem -> BF16 registers for wgmma's A, B still
+from smem) would need B in BF16 in shared memory, i.e. a decode pass over every B tile per CTA:
+not built.
 B's scales (one byte per column per k32) are decoded once per K block through shared memory: thread c of a warpgroup loads
 the 4-byte word of column n0 + c (the K block's 4 scales; one load, bounds-checked once) and
 writes them as 4 floats; each thread then reads its 32 columns' floats per k32 step (16 v2
 loads instead of 96 decode instructions: 312-321 -> 324-336 TFLOPS on an H100, and the next
 k32 wgmma issued before the promotion: 355). K must be a multiple of 128.
+
+BF16 x BF16 (a_type = b_type = "bf16", per-tensor mode; NULL scale pointers are 1.0): the same ring
+and 128-byte K blocks (64 of K: 4 x m64nBNk16, the same descriptors as FP8's 4 x k32), but the
+tensor core's FP32 accumulation needs no promotion, so every K block chains straight into the
+accumulator and the wait for block kb-1 comes after block kb is issued (direct_kblock). 813
+TFLOPS at 8192^3 on an H100 (82% of the 989 dense peak; cuBLASLt 842 in the same run).
 
 CTA = 3 warpgroups (384 threads), warp-specialised, persistent over output tiles:
   WG0      producer: setmaxnreg.dec 40; one thread streams A and B tiles with TMA
@@ -104,6 +116,7 @@ MODES = ("tensor", "row", "block")
 MX_WIDTHS = (128,)             # mx: acc + one partial + 32 scale words fit at 128 columns
 MX_SCALE_BYTES = 2 * 2 * 4 * 128 * 4  # 2 warpgroups x 2 K-block parities x 4 k32 x 128 f32
 AB_TYPES = (("e4m3", "e4m3"), ("e4m3", "e5m2"), ("e5m2", "e4m3"), ("e5m2", "e5m2"))
+BF16 = ("bf16", "bf16")        # BF16 x BF16: per-tensor mode only, the direct consumer (no promotion)
 TILE_N = (128, 160, 192)       # 160: 7168 = 44.8 tiles, fewer idle SMs in the last wave
 CLUSTERS = (1, 2)              # 2: a CTA pair along M shares each B tile (TMA multicast)
 # pipelined consumers (no tensor-core drain per K block): (pipe, tile widths)
@@ -206,6 +219,20 @@ def variants():
                             {"mode": "mx", "a_type": ab[0], "b_type": ab[1], "tile_m": BM,
                              "tile_n": bn, "tile_k": BK, "stages": stages, "stage_bytes": stage,
                              "smem": smem, "threads": THREADS, "cluster": cl}))
+    for bn in TILE_N:
+        for cl in CLUSTERS:
+            stage, stages, smem = geometry(bn)
+            res.append((kernel_name("tensor", bn, cl, "", BF16),
+                        {"mode": "tensor", "a_type": "bf16", "b_type": "bf16", "tile_m": BM,
+                         "tile_n": bn, "tile_k": BK, "stages": stages, "stage_bytes": stage,
+                         "smem": smem, "threads": THREADS, "cluster": cl}))
+            if bn in TS_WIDTHS:
+                stage, stages, smem = geometry(bn, True)
+                res.append((kernel_name("tensor", bn, cl, "", BF16, True),
+                            {"mode": "tensor", "a_type": "bf16", "b_type": "bf16", "tile_m": BM,
+                             "tile_n": bn, "tile_k": BK, "stages": stages, "stage_bytes": stage,
+                             "smem": smem, "threads": THREADS, "cluster": cl, "store": "tma"}))
+    res.append(("gemm_mx_dequant", {"kind": "mx_dequant", "threads": DQ_THREADS}))
     ab = ("e4m3", "e4m3")
     for mode in MODES + ("mx",):
         for bn in (TS_WIDTHS if mode != "mx" else MX_WIDTHS):
@@ -231,6 +258,9 @@ class G:
         self.cl = p["cluster"]
         self.pipe = p.get("pipe", "")
         self.ab = (p.get("a_type", "e4m3"), p.get("b_type", "e4m3"))
+        # BF16: the tensor core's FP32 accumulation needs no promotion, so the K blocks chain
+        # straight into the accumulator (consumer: direct)
+        self.direct = self.ab[0] == "bf16"
         self.ts = p.get("store") == "tma"
         self.sc = staged_scales(self.mode, self.pipe)
         self.stage, self.stages, self.smem = geometry(self.bn, self.ts, self.mode == "mx", self.sc)
@@ -412,8 +442,13 @@ class G:
         if self.mode == "tensor":
             k.comment("per-tensor scales of this tile's batches: loaded here, multiplied in the epilogue\n"
                       "NOTE: a multiply here would wait for the loads before the K loop starts (-1.7%)")
-            k(f"ld.global.nc.f32 %s_ab, [%sa_t]")
-            k(f"ld.global.nc.f32 {k.reg('.f32', 't_sb')}, [%sb_t]")
+            k.comment("a NULL scale pointer stands for 1.0 (BF16 operands; the MXFP8 dequantize path)")
+            k("mov.f32 %s_ab, 0f3F800000")
+            k(f"mov.f32 {k.reg('.f32', 't_sb')}, 0f3F800000")
+            k(f"setp.ne.u64 {k.reg('.pred', 'p_sa')}, %a_sa, 0")
+            k(f"setp.ne.u64 {k.reg('.pred', 'p_sb')}, %a_sb, 0")
+            k(f"@%p_sa ld.global.nc.f32 %s_ab, [%sa_t]")
+            k(f"@%p_sb ld.global.nc.f32 %t_sb, [%sb_t]")
         k.comment("FP32 accumulator of the tile (sum of the promoted 128-K partials)")
         for r in acc:
             k(f"mov.f32 {r}, 0f00000000")
@@ -773,7 +808,7 @@ class G:
         k.comment("==== consumer warpgroups: 64 rows of the 128 x BN tile each")
         cwg, w, lane, g, t4, rbase, p_lane0, da0, db0, t32, s_ab = self.consumer_entry()
 
-        part = k.regs(".f32", "part", nreg)
+        part = None if self.direct else k.regs(".f32", "part", nreg)
         acc = k.regs(".f32", "acc", nreg)
         tile, m0, n0, kb = (k.reg(".b32", n) for n in ("c_tile", "c_m0", "c_n0", "c_kb"))
         mr0, mr1 = k.reg(".b32", "m_r0"), k.reg(".b32", "m_r1")
@@ -782,7 +817,7 @@ class G:
         self.consumer_tile_begin(ring, tile, m0, n0, kb, mr0, mr1, pr0, pr1, pdone, rbase, acc)
         k.label("C_KB")
         k(f"setp.ge.u32 {pdone}, {kb}, %nkb_c")
-        k(f"@{pdone} bra.uni C_EPILOGUE")
+        k(f"@{pdone} bra.uni {'C_DRAIN' if self.direct else 'C_EPILOGUE'}")
         if self.mode == "mx":
             self.mx_scale_load(kb)
         ring.locate()
@@ -803,6 +838,10 @@ class G:
             self.mx_kblock(ring, [part, k.regs(".f32", "part1_", nreg)], acc, daj, dbj, p_lane0)
             k(f"add.u32 {kb}, {kb}, 1")
             k("bra.uni C_KB")
+            self.consumer_tile_end(acc, s_ab, tile, m0, n0, mr0, mr1, pr0, pr1, t4)
+            return
+        if self.direct:
+            self.direct_kblock(ring, acc, daj, dbj, kb, p_lane0)
             self.consumer_tile_end(acc, s_ab, tile, m0, n0, mr0, mr1, pr0, pr1, t4)
             return
         k.comment(f"one 128-K block: 4 x m64n{bn}k32 chained in the tensor core (scale-d 0 first)")
@@ -826,6 +865,48 @@ class G:
         k(f"add.u32 {kb}, {kb}, 1")
         k("bra.uni C_KB")
         self.consumer_tile_end(acc, s_ab, tile, m0, n0, mr0, mr1, pr0, pr1, t4)
+
+    def release(self, bar, p_lane0, pred=None):
+        """One arrival per consumer warp on a slot's empty barrier (and, in a cluster, on the
+        peer's: its producer multicasts into our slot too)."""
+        k = self.k
+        p = p_lane0
+        if pred:
+            p = k.reg(".pred", "p_rel")
+            k(f"and.pred {p}, {p_lane0}, {pred}")
+        sm90.mbar_arrive(k, bar, p)
+        if self.cl > 1:
+            sm90.mbar_arrive_remote(k, bar, "%peer_rank", k.reg(".b32", "t_remote"), p)
+
+    def direct_kblock(self, ring, acc, daj, dbj, kb, p_lane0):
+        """BF16: one 128-byte K block (64 of K) = 4 x m64nBNk16 straight into the accumulator
+        (scale-d 0 on the tile's first block). The chain of block kb is issued before the wait for
+        block kb-1 (wait_group 1), so the tensor core always has the next chain queued; block
+        kb-1's slot is freed after that wait, one block late. C_DRAIN ends the tile: wait for the
+        last chain and free its slot.
+        NOTE: the ring then holds one slot fewer in flight for the producer (4+ stages here)."""
+        k = self.k
+        bn = self.bn
+        pacc, pprev = k.reg(".pred", "p_accum"), k.reg(".pred", "p_prev")
+        prev = k.reg(".b32", "prev_empty")
+        k.comment(f"one 128-byte K block: 4 x m64n{bn}k16 into the accumulator (scale-d 0 on the tile's first)")
+        k(f"setp.ne.u32 {pacc}, {kb}, 0")
+        k("wgmma.fence.sync.aligned")
+        for j in range(4):
+            sm90.wgmma_fp8(k, bn, acc, daj[j], dbj[j], pacc if j == 0 else 1, *self.ab)
+        k("wgmma.commit_group.sync.aligned")
+        k.comment("block kb-1's chain is done once at most this one is pending: free its slot")
+        k("wgmma.wait_group.sync.aligned 1")
+        self.release(prev, p_lane0, pacc)
+        k(f"mov.u32 {prev}, {ring.empty}")
+        ring.advance()
+        k(f"add.u32 {kb}, {kb}, 1")
+        k("bra.uni C_KB")
+        k.label("C_DRAIN")
+        k.comment("the tile's last chain: wait for it and free its slot (no K block: nothing to free)")
+        k("wgmma.wait_group.sync.aligned 0")
+        k(f"setp.ne.u32 {pprev}, {kb}, 0")
+        self.release(prev, p_lane0, pprev)
 
     # ---- pipelined consumer ---------------------------------------------------------------------
     def consumer_pipe(self, ring):
@@ -1530,7 +1611,112 @@ class G:
         return text.replace(".visible .entry", decl + ".visible .entry", 1)
 
 
+# ---- MXFP8 -> BF16 (the dequantize path of MX GEMMs) ----------------------------------------------
+DQ_THREADS = 256
+DQ_ARGS = [
+    ("u64", "q"), ("u64", "s"), ("u64", "y"), ("u64", "q_rs"), ("u64", "q_bs"),
+    ("u64", "s_rs"), ("u64", "s_bs"), ("u32", "rows_b"), ("u32", "nj"), ("u32", "blocks"),
+    ("u32", "e5m2"),
+]
+
+
+def mx_dequant(name, p, target):
+    """y[r, 32j + i] = decode(q[r, 32j + i]) * 2^(s[r, j] - 127) as BF16, y dense [rows, K].
+
+    One thread per 32-code scale block (two 16-byte loads, one scale byte, four 16-byte stores),
+    grid-striding over `blocks` = rows x K/32; row r = batch * rows_b + m reads q at
+    batch * q_bs + m * q_rs + 32j and its scale at batch * s_bs + m * s_rs + j (bytes), so any
+    batched or padded layout the MX GEMM accepts is read in place. Exact: an FP8 value has at
+    most 4 significant bits and the scale is a power of two, so the f32 product and its BF16
+    rounding change nothing (BF16 keeps 8 bits and f32's exponent range), except where the
+    product leaves BF16's normal range. Code 0 is 2^-127, code 255 +inf (as the promote path)."""
+    k = Kernel(name)
+    off, size = struct_layout(DQ_ARGS)
+    for _, n in DQ_ARGS:
+        load_arg(k, off, n)
+    for n in ("q", "s", "y"):
+        k(f"cvta.to.global.u64 %a_{n}, %a_{n}")
+    t, stride, row, j, bat, m, tmp = (k.reg(".b32", n) for n in
+                                      ("blk", "stride", "row", "j", "bat", "m", "tmp"))
+    qa, sa, ya, w = (k.reg(".b64", n) for n in ("qa", "sa", "ya", "w"))
+    pdone, p5, pz = k.reg(".pred", "p_done"), k.reg(".pred", "p_e5m2"), k.reg(".pred", "p_zero")
+    sc = k.reg(".f32", "sc")
+    code = k.regs(".b32", "code", 8)
+    half = k.regs(".b16", "pair", 16)
+    hh = k.regs(".b32", "hh", 16)
+    out = k.regs(".b32", "out", 16)
+    hlo, hhi, lo, hi = k.reg(".b16", "hlo"), k.reg(".b16", "hhi"), k.reg(".f32", "lo"), k.reg(".f32", "hi")
+    k(f"setp.ne.u32 {p5}, %a_e5m2, 0")
+    k(f"mov.u32 {t}, %ctaid.x")
+    k(f"mov.u32 {tmp}, %ntid.x")
+    k(f"mov.u32 {row}, %tid.x")
+    k(f"mad.lo.u32 {t}, {t}, {tmp}, {row}")
+    k(f"mov.u32 {stride}, %nctaid.x")
+    k(f"mul.lo.u32 {stride}, {stride}, {tmp}")
+    k.label("BLOCK_LOOP")
+    k(f"setp.ge.u32 {pdone}, {t}, %a_blocks")
+    k(f"@{pdone} bra.uni DONE")
+    k.comment("block t -> row, scale column j; row -> batch, row in batch (byte addresses)")
+    k(f"div.u32 {row}, {t}, %a_nj")
+    k(f"mul.lo.u32 {tmp}, {row}, %a_nj")
+    k(f"sub.u32 {j}, {t}, {tmp}")
+    k(f"div.u32 {bat}, {row}, %a_rows_b")
+    k(f"mul.lo.u32 {tmp}, {bat}, %a_rows_b")
+    k(f"sub.u32 {m}, {row}, {tmp}")
+    k(f"cvt.u64.u32 {w}, {bat}")
+    k(f"mad.lo.u64 {qa}, {w}, %a_q_bs, %a_q")
+    k(f"mad.lo.u64 {sa}, {w}, %a_s_bs, %a_s")
+    k(f"cvt.u64.u32 {w}, {m}")
+    k(f"mad.lo.u64 {qa}, {w}, %a_q_rs, {qa}")
+    k(f"mad.lo.u64 {sa}, {w}, %a_s_rs, {sa}")
+    k(f"mul.wide.u32 {w}, {j}, 32")
+    k(f"add.u64 {qa}, {qa}, {w}")
+    k(f"cvt.u64.u32 {w}, {j}")
+    k(f"add.u64 {sa}, {sa}, {w}")
+    k(f"mul.wide.u32 {w}, {t}, 64")
+    k(f"add.u64 {ya}, %a_y, {w}")
+    k.comment("streaming: read once, so no L1 allocation; both 16-byte loads before any use")
+    k(f"ld.global.nc.L1::no_allocate.v4.b32 {{{', '.join(code[:4])}}}, [{qa}]")
+    k(f"ld.global.nc.L1::no_allocate.v4.b32 {{{', '.join(code[4:])}}}, [{qa}+16]")
+    k(f"ld.global.nc.u8 {tmp}, [{sa}]")
+    k.comment("UE8M0 -> f32: the code is the exponent field (255 -> +inf); code 0 is 2^-127, a subnormal")
+    k(f"shl.b32 {tmp}, {tmp}, 23")
+    k(f"setp.eq.u32 {pz}, {tmp}, 0")
+    k(f"@{pz} mov.u32 {tmp}, 0x00400000")
+    k(f"mov.b32 {sc}, {tmp}")
+    for i in range(8):
+        k(f"mov.b32 {{{half[2 * i]}, {half[2 * i + 1]}}}, {code[i]}")
+    k.comment("FP8 pair -> f16x2 (exact); the format is uniform per launch")
+    k(f"@{p5} bra.uni DECODE_E5M2")
+    for i in range(16):
+        k(f"cvt.rn.f16x2.e4m3x2 {hh[i]}, {half[i]}")
+    k("bra.uni SCALE")
+    k.label("DECODE_E5M2")
+    for i in range(16):
+        k(f"cvt.rn.f16x2.e5m2x2 {hh[i]}, {half[i]}")
+    k.label("SCALE")
+    k.comment("f16 -> f32 (exact), x 2^e (exact in range), -> bf16x2 (first element in the low half)")
+    for i in range(16):
+        k(f"mov.b32 {{{hlo}, {hhi}}}, {hh[i]}")
+        k(f"cvt.f32.f16 {lo}, {hlo}")
+        k(f"cvt.f32.f16 {hi}, {hhi}")
+        k(f"mul.rn.f32 {lo}, {lo}, {sc}")
+        k(f"mul.rn.f32 {hi}, {hi}, {sc}")
+        k(f"cvt.rn.bf16x2.f32 {out[i]}, {hi}, {lo}")
+    for i in range(4):
+        k(f"st.global.v4.b32 [{ya}+{16 * i}], {{{', '.join(out[4 * i:4 * i + 4])}}}")
+    k(f"add.u32 {t}, {t}, {stride}")
+    k("bra.uni BLOCK_LOOP")
+    k.label("DONE")
+    k("ret")
+    hdr = header(GENERATOR, name, "gemm", DQ_THREADS, 0, p)
+    return k.render(hdr, target, [f".param .align 8 .b8 args[{size}]"],
+                    [f".maxntid {DQ_THREADS}, 1, 1"])
+
+
 def emit(name, params, target):
+    if params.get("kind") == "mx_dequant":
+        return mx_dequant(name, params, target)
     return G(name, params, target).emit()
 
 
@@ -1547,6 +1733,17 @@ def c_header():
     for typ, name in ARGS:
         out.append(f"_Static_assert(offsetof(ptxq_gemm_args, {name}) == {offs[name][1]}, \"{name}\");")
     out.append(f"_Static_assert(sizeof(ptxq_gemm_args) == {size}, \"size\");")
+    out.append("")
+    out.append("/* gemm_mx_dequant (MXFP8 -> BF16 for the MX dequantize path) */")
+    out.append("typedef struct ptxq_gemm_dq_args {")
+    for typ, name in DQ_ARGS:
+        out.append(f"    {'uint64_t' if typ == 'u64' else 'uint32_t'} {name};")
+    out.append("} ptxq_gemm_dq_args;")
+    doff, dsize = struct_layout(DQ_ARGS)
+    for typ, name in DQ_ARGS:
+        out.append(f"_Static_assert(offsetof(ptxq_gemm_dq_args, {name}) == {doff[name][1]}, \"{name}\");")
+    out.append(f"_Static_assert(sizeof(ptxq_gemm_dq_args) == {dsize}, \"dq size\");")
+    out.append(f"#define PTXQ_GEMM_DQ_THREADS {DQ_THREADS}")
     out.append(f"#define PTXQ_GEMM_THREADS {THREADS}")
     out.append(f"#define PTXQ_GEMM_TILE_M {BM}")
     out.append(f"#define PTXQ_GEMM_TILE_K {BK}")

@@ -83,8 +83,15 @@ def tma_load(k, dst, tmap, coords, bar):
 
 
 def wgmma_fp8(k, n, acc, desc_a, desc_b, scale_d, atype="e4m3", btype="e4m3"):
-    """acc (n/2 .f32 registers) (+)= A(64x32, smem) . B(n x 32, smem)^T. scale_d: 0 ignores acc."""
+    """acc (n/2 .f32 registers) (+)= A(64 x 32 bytes, smem) . B(n x 32 bytes, smem)^T: k32 for
+    FP8, k16 for BF16 (the same 32 bytes of each K-major row, so the same descriptors and the
+    same +2 per step inside a 128-byte swizzled row). scale_d: 0 ignores acc (or a predicate)."""
     regs = ", ".join(acc)
+    if atype == "bf16":
+        # 16-bit types take two more immediates: transpose A / B (0: K-major, as in smem here)
+        k(f"wgmma.mma_async.sync.aligned.m64n{n}k16.f32.bf16.bf16 {{{regs}}}, {desc_a}, {desc_b}, "
+          f"{scale_d}, 1, 1, 0, 0")
+        return
     k(f"wgmma.mma_async.sync.aligned.m64n{n}k32.f32.{atype}.{btype} {{{regs}}}, {desc_a}, {desc_b}, "
       f"{scale_d}, 1, 1")
 

@@ -359,12 +359,13 @@ ptxq_status ptxq_gemv(ptxq_context *ctx, const ptxq_gemv_desc *desc, const ptxq_
                       const ptxq_tensor *a_scale, const ptxq_tensor *x, const ptxq_tensor *x_scale,
                       const ptxq_tensor *y, void *stream);
 
-/* ---- FP8 GEMM (sm_90a) ----------------------------------------------------------------------
+/* ---- FP8 and BF16 GEMM (sm_90a) -------------------------------------------------------------
  * D = alpha * (scales . A . B^T) + beta * C + bias, i.e. for each batch
  *   D[m, n] = alpha * scale(m, n, kb...) * sum_k A[m, k] * B[n, k] + beta * C[m, n] + bias[n]
  *   a  E4M3 or E5M2 [M, K] (or [L, M, K]), b E4M3 or E5M2 [N, K] (or [L|G, N, K]): K-major
  *      (innermost stride 1), 16-byte aligned bases, row and batch pitches multiples of 16 bytes
- *      (TMA); any pair of the two types;
+ *      (TMA); any pair of the two types. Or a and b both BF16 (TENSOR scaling only; K a multiple
+ *      of 8; the tensor core accumulates in FP32 throughout, no promotion);
  *   d  BF16, F16 or F32 [M, N] (or [L, M, N]), innermost stride 1; 16-bit types: 4-byte aligned
  *      base, even row and batch strides; F32: 4-byte aligned. Batches of d must not overlap.
  * M and N are arbitrary (tails: TMA zero-fills the loads, stores are masked). K must be a multiple
@@ -372,6 +373,7 @@ ptxq_status ptxq_gemv(ptxq_context *ctx, const ptxq_gemv_desc *desc, const ptxq_
  *
  * scaling       a_scale (F32)                          b_scale (F32)
  * TENSOR        1 element (any rank): sa               1 element: sb          D = sa*sb*acc
+ *               (either may be NULL: 1.0)
  * ROW           [M] or [M, 1], any stride: sa[m]       [N] or [N, 1]: sb[n]   D = sa[m]*sb[n]*acc
  * BLOCK         [M, K/128], any strides: sa(m, kb)     [ceil(N/128), K/128], any strides
  *               (DeepGEMM's M-major "sa[kb*lda_s + m]" is strides {1, lda_s})
@@ -429,6 +431,18 @@ typedef enum ptxq_gemm_scaling {
     PTXQ_GEMM_SCALE_MX = 4      /* MXFP8 (OCP MX): UE8M0 per 32 of K on both operands */
 } ptxq_gemm_scaling;
 
+/* MXFP8 on sm_90a (desc.mx_path). PROMOTE: each k32 product is scaled and added on the CUDA cores
+ * (no workspace). DEQUANTIZE: A and B are first decoded to BF16 into desc.workspace (exact: an
+ * E4M3/E5M2 value times a power of two fits BF16), then a BF16 GEMM runs (per-tensor, FP32
+ * accumulation); it needs ptxq_gemm_workspace_size() bytes, (L*M + Lb*N) * K * 2 for the copies
+ * plus any split-K. AUTO takes DEQUANTIZE where the workspace holds the copies and a cost model
+ * (src/gemm.c mx_prefers_dequant, from H100 measurements) says it is faster: large M and N. */
+typedef enum ptxq_gemm_mx_path {
+    PTXQ_GEMM_MX_AUTO = 0,
+    PTXQ_GEMM_MX_PROMOTE = 1,
+    PTXQ_GEMM_MX_DEQUANTIZE = 2
+} ptxq_gemm_mx_path;
+
 typedef enum ptxq_gemm_grouping {
     PTXQ_GEMM_GROUP_NONE = 0,
     PTXQ_GEMM_GROUP_MASKED = 1,
@@ -460,6 +474,7 @@ typedef struct ptxq_gemm_desc {
                                    the call allows it: BF16 D without c, bias or grouping, 16-byte
                                    aligned D rows and batches, tile_n 128 or 192, E4M3 x E4M3;
                                    elsewhere as 0; -1 = stores straight from registers */
+    ptxq_gemm_mx_path mx_path;  /* MX scaling only: see ptxq_gemm_mx_path */
 } ptxq_gemm_desc;
 
 /* Every check ptxq_gemm makes, without a device: PTXQ_OK if the call would be accepted. */
@@ -480,6 +495,8 @@ typedef struct ptxq_gemm_plan {
     size_t workspace_bytes;  /* used of desc.workspace */
     unsigned split_tiles;    /* output tiles cut into `splits` ranges: all of them (split-K), or
                                 the last wave's (tail split), or 0 */
+    int dequant;             /* MX: 1 = A and B are decoded to BF16 in the workspace first (two
+                                gemm_mx_dequant launches), and `kernel` is the BF16 GEMM */
 } ptxq_gemm_plan;
 ptxq_status ptxq_gemm_plan_for(ptxq_context *ctx, const ptxq_gemm_desc *desc, const ptxq_tensor *a,
                                const ptxq_tensor *b, const ptxq_tensor *d, ptxq_gemm_plan *plan);

@@ -1,9 +1,10 @@
-/* gemm.c -- FP8 GEMM: argument checks, the launch plan (kernel, tile width, tensor maps, persistent
- * grid), the launch.
+/* gemm.c -- FP8 and BF16 GEMM: argument checks, the launch plan (kernel, tile width, tensor maps,
+ * persistent grid), the launch; MXFP8's dequantize path (two gemm_mx_dequant launches into the
+ * workspace, then the BF16 GEMM).
  *
- * Kernels (gen/gemm.py): gemm_e4m3_bf16_<scaling>_n<tile_n>, parameters (CUtensorMap A,
- * CUtensorMap B, ptxq_gemm_args). Everything is checked, the kernel loaded and both tensor maps
- * encoded before the launch is enqueued, so a call that fails writes nothing. */
+ * Kernels (gen/gemm.py): gemm_<a>_<b>_<scaling>_n<tile_n>[pipe][_ts][_c2], parameters (CUtensorMap
+ * A, CUtensorMap B[, CUtensorMap D], ptxq_gemm_args). Everything is checked, the kernels loaded and
+ * the tensor maps encoded before the first launch is enqueued, so a call that fails writes nothing. */
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -15,6 +16,7 @@ typedef struct gemm_plan {
     char kernel[64];
     int64_t M, N, K;
     int64_t L, Lb;     /* batches of A (and D, C), of B */
+    int64_t esz;       /* bytes per A / B element: 1 (FP8) or 2 (BF16); TMA and K blocks count bytes */
     int tile_n, group, cluster, ctas;
     ptxq_gemm_args args;
     uint64_t a_data, b_data;
@@ -76,8 +78,8 @@ static const char *scaling_name(ptxq_gemm_scaling s) {
            : s == PTXQ_GEMM_SCALE_BLOCK ? "block" : s == PTXQ_GEMM_SCALE_MX ? "mx" : NULL;
 }
 
-static const char *fp8_name(ptxq_dtype t) {
-    return t == PTXQ_E4M3 ? "e4m3" : t == PTXQ_E5M2 ? "e5m2" : NULL;
+static const char *op_name(ptxq_dtype t) {
+    return t == PTXQ_E4M3 ? "e4m3" : t == PTXQ_E5M2 ? "e5m2" : t == PTXQ_BF16 ? "bf16" : NULL;
 }
 
 /* Waves x tile width, with a handicap for the narrower tiles (more operand traffic per FLOP).
@@ -121,10 +123,11 @@ static int pipe_off(void) {
     return e && !strcmp(e, "off");
 }
 
-static const char *pick_pipe(ptxq_gemm_scaling s, int tile_n, int e4m3_pair) {
+static const char *pick_pipe(ptxq_gemm_scaling s, int tile_n, int e4m3_pair, int bf16) {
     const char *e = getenv("PTXQ_GEMM_PIPE");
     const char *want;
     if (s == PTXQ_GEMM_SCALE_MX) return ""; /* one consumer for MX (gen/gemm.py mx_kblock) */
+    if (bf16) return "";                    /* one consumer for BF16 (gen/gemm.py direct_kblock) */
     if (e && *e && e4m3_pair) /* other type pairs exist with the default pipeline only */
         want = !strcmp(e, "p2") ? "p2" : !strcmp(e, "h2") ? "h2" : "";
     else if (s == PTXQ_GEMM_SCALE_ROW)
@@ -139,17 +142,17 @@ static const char *pick_pipe(ptxq_gemm_scaling s, int tile_n, int e4m3_pair) {
 /* The TMA-store epilogue ("_ts" kernels, gen/gemm.py TS_WIDTHS) takes the call when store_d is
  * set (call_store_ok: plain BF16 D without C, bias or groups, as TMA's clipping at M and N is the
  * only masking it does; D, its row pitch and batch pitch 16-byte aligned, TMA's rules for global
- * addresses and strides; E4M3 x E4M3), tile_n is 128 or 192 and the pipeline is the mode's default
- * (the variants that are built). */
-static int call_store_ok(const ptxq_gemm_desc *desc, int e4m3_pair, unsigned flags, uint64_t d,
+ * addresses and strides; E4M3 x E4M3 or BF16 x BF16), tile_n is 128 or 192 and the pipeline is the
+ * mode's default (the variants that are built). */
+static int call_store_ok(const ptxq_gemm_desc *desc, int ts_pair, unsigned flags, uint64_t d,
                          int64_t ldd_bytes, int64_t L, int64_t bs_bytes) {
-    return e4m3_pair && !(flags & PTXQ_GEMM_FLAG_GENERAL) && desc->grouping == PTXQ_GEMM_GROUP_NONE &&
+    return ts_pair && !(flags & PTXQ_GEMM_FLAG_GENERAL) && desc->grouping == PTXQ_GEMM_GROUP_NONE &&
            d % 16 == 0 && ldd_bytes % 16 == 0 && (L == 1 || bs_bytes % 16 == 0);
 }
 
 static int store_ok(const gemm_plan *p, const ptxq_gemm_desc *desc, int store_d, const char *pipe) {
-    const char *dflt = desc->scaling == PTXQ_GEMM_SCALE_ROW || desc->scaling == PTXQ_GEMM_SCALE_MX
-                           ? "" : p->tile_n == 128 ? "p2" : "";
+    const char *dflt = desc->scaling == PTXQ_GEMM_SCALE_ROW || desc->scaling == PTXQ_GEMM_SCALE_MX ||
+                       p->esz == 2 ? "" : p->tile_n == 128 ? "p2" : "";
     return store_d && (p->tile_n == 128 || p->tile_n == 192) && !strcmp(pipe, dflt);
 }
 
@@ -230,14 +233,21 @@ static int plan_gemm(const ptxq_gemm_desc *desc, const ptxq_tensor *a, const ptx
     const char *sname = scaling_name(desc->scaling);
     if (!sname)
         return ptxq_fail(PTXQ_ERR_INVALID_ARGUMENT, "gemm: unknown scaling %d", (int)desc->scaling);
-    if (!desc->a_scale || !desc->b_scale)
-        return ptxq_fail(PTXQ_ERR_INVALID_ARGUMENT, "gemm: desc.a_scale and desc.b_scale are needed");
-    if ((st = ptxq_check_tensor(desc->a_scale, "gemm: a_scale", 1))) return st;
-    if ((st = ptxq_check_tensor(desc->b_scale, "gemm: b_scale", 1))) return st;
-    const char *an = fp8_name(a->dtype), *bname = fp8_name(b->dtype);
-    if (!an || !bname)
-        return ptxq_fail(PTXQ_ERR_DTYPE, "gemm: a and b must be E4M3 or E5M2 (got %s, %s)",
-                         ptxq_dtype_name(a->dtype), ptxq_dtype_name(b->dtype));
+    int tensor = desc->scaling == PTXQ_GEMM_SCALE_TENSOR; /* NULL scales: 1.0 */
+    if (!tensor && (!desc->a_scale || !desc->b_scale))
+        return ptxq_fail(PTXQ_ERR_INVALID_ARGUMENT, "gemm: %s scaling needs desc.a_scale and "
+                         "desc.b_scale", sname);
+    if (desc->a_scale && (st = ptxq_check_tensor(desc->a_scale, "gemm: a_scale", 1))) return st;
+    if (desc->b_scale && (st = ptxq_check_tensor(desc->b_scale, "gemm: b_scale", 1))) return st;
+    const char *an = op_name(a->dtype), *bname = op_name(b->dtype);
+    int bf16 = a->dtype == PTXQ_BF16;
+    if (!an || !bname || bf16 != (b->dtype == PTXQ_BF16))
+        return ptxq_fail(PTXQ_ERR_DTYPE, "gemm: a and b must be E4M3 or E5M2, or both BF16 (got "
+                         "%s, %s)", ptxq_dtype_name(a->dtype), ptxq_dtype_name(b->dtype));
+    if (bf16 && !tensor)
+        return ptxq_fail(PTXQ_ERR_DTYPE, "gemm: BF16 operands take TENSOR scaling only (got %s)",
+                         sname);
+    p->esz = bf16 ? 2 : 1;
     int out = d->dtype == PTXQ_BF16 ? 0 : d->dtype == PTXQ_F16 ? 1 : d->dtype == PTXQ_F32 ? 2 : -1;
     if (out < 0)
         return ptxq_fail(PTXQ_ERR_DTYPE, "gemm: d must be BF16, F16 or F32 (got %s)",
@@ -277,7 +287,9 @@ static int plan_gemm(const ptxq_gemm_desc *desc, const ptxq_tensor *a, const ptx
     if (b->rank == 3 && gm != PTXQ_GEMM_GROUP_CONTIGUOUS && p->Lb != p->L)
         return ptxq_fail(PTXQ_ERR_SHAPE, "gemm: b has %lld batches, a %lld", (long long)p->Lb,
                          (long long)p->L);
-    int kq = desc->scaling == PTXQ_GEMM_SCALE_BLOCK || desc->scaling == PTXQ_GEMM_SCALE_MX ? 128 : 16;
+    /* K: whole 16-byte pieces of a row (TMA), whole scale blocks */
+    int kq = desc->scaling == PTXQ_GEMM_SCALE_BLOCK || desc->scaling == PTXQ_GEMM_SCALE_MX ? 128
+             : bf16 ? 8 : 16;
     if (p->K % kq)
         return ptxq_fail(PTXQ_ERR_SHAPE, "gemm: K = %lld must be a multiple of %d", (long long)p->K,
                          kq);
@@ -286,10 +298,10 @@ static int plan_gemm(const ptxq_gemm_desc *desc, const ptxq_tensor *a, const ptx
         return ptxq_fail(PTXQ_ERR_SHAPE, "gemm: M, N, K and batch counts must be below 2^31");
     if (a->stride[a->rank - 1] != 1 || b->stride[b->rank - 1] != 1 || d->stride[d->rank - 1] != 1)
         return ptxq_fail(PTXQ_ERR_STRIDE, "gemm: a, b and d must be contiguous in their last dim");
-    p->lda = (uint64_t)(p->M > 1 ? ma.rstride : (p->K > 0 ? p->K : 16));
-    p->ldb = (uint64_t)(p->N > 1 ? mb.rstride : (p->K > 0 ? p->K : 16));
-    p->a_bs = p->L > 1 ? (uint64_t)ma.bstride : p->lda * (uint64_t)(p->M > 0 ? p->M : 1);
-    p->b_bs = p->Lb > 1 ? (uint64_t)mb.bstride : p->ldb * (uint64_t)(p->N > 0 ? p->N : 1);
+    p->lda = (uint64_t)(p->M > 1 ? ma.rstride : (p->K > 0 ? p->K : 16)) * (uint64_t)p->esz;
+    p->ldb = (uint64_t)(p->N > 1 ? mb.rstride : (p->K > 0 ? p->K : 16)) * (uint64_t)p->esz;
+    p->a_bs = p->L > 1 ? (uint64_t)ma.bstride * (uint64_t)p->esz : p->lda * (uint64_t)(p->M > 0 ? p->M : 1);
+    p->b_bs = p->Lb > 1 ? (uint64_t)mb.bstride * (uint64_t)p->esz : p->ldb * (uint64_t)(p->N > 0 ? p->N : 1);
     if ((p->M > 1 && ma.rstride < p->K) || (p->N > 1 && mb.rstride < p->K))
         return ptxq_fail(PTXQ_ERR_STRIDE, "gemm: a/b rows overlap (row stride < K)");
     int64_t ldd = p->M > 1 ? md.rstride : p->N;
@@ -383,7 +395,14 @@ static int plan_gemm(const ptxq_gemm_desc *desc, const ptxq_tensor *a, const ptx
     memcpy(&g->beta, &beta, 4);
 
     /* scales */
-    const ptxq_tensor *sa0 = desc->a_scale, *sb0 = desc->b_scale;
+    /* TENSOR: a NULL scale is 1.0 (the kernel reads no scale through a NULL pointer) */
+    ptxq_tensor unit;
+    memset(&unit, 0, sizeof unit);
+    unit.dtype = PTXQ_F32;
+    unit.rank = 1;
+    unit.shape[0] = unit.stride[0] = 1;
+    const ptxq_tensor *sa0 = desc->a_scale ? desc->a_scale : &unit;
+    const ptxq_tensor *sb0 = desc->b_scale ? desc->b_scale : &unit;
     ptxq_dtype sdt = desc->scaling == PTXQ_GEMM_SCALE_MX ? PTXQ_UE8M0 : PTXQ_F32;
     if (sa0->dtype != sdt || sb0->dtype != sdt)
         return ptxq_fail(PTXQ_ERR_SCALE_SHAPE, "gemm: %s scales must be %s (got %s, %s)",
@@ -391,7 +410,8 @@ static int plan_gemm(const ptxq_gemm_desc *desc, const ptxq_tensor *a, const ptx
                          ptxq_dtype_name(sa0->dtype), ptxq_dtype_name(sb0->dtype));
     if (sa0->data % 4 || sb0->data % 4)
         return ptxq_fail(PTXQ_ERR_ALIGNMENT, "gemm: scales must be 4-byte aligned");
-    int64_t nkb = ceil_div(p->K, 128), nbn = ceil_div(p->N, 128);
+    /* K blocks of 128 bytes (128 of K for FP8, 64 for BF16); BLOCK's scale blocks are 128 of K */
+    int64_t nkb = ceil_div(p->K * p->esz, 128), nbn = ceil_div(p->N, 128);
     ptxq_tensor sa, sb;
     uint64_t sa_bs, sb_bs;
     switch (desc->scaling) {
@@ -466,7 +486,7 @@ static int plan_gemm(const ptxq_gemm_desc *desc, const ptxq_tensor *a, const ptx
     /* BLOCK without the TMA store: 128 wide with the p2 pipeline beat the wave-quantisation pick
      * (see pick_pipe); with it, the pick below (pick_tile_n) */
     int e4 = a->dtype == PTXQ_E4M3 && b->dtype == PTXQ_E4M3;
-    int store_d = call_store_ok(desc, e4, flags, d->data, ldd * esize, p->L, md.bstride * esize);
+    int store_d = call_store_ok(desc, e4 || bf16, flags, d->data, ldd * esize, p->L, md.bstride * esize);
     int ts = store_d && desc->store >= 0 && !getenv("PTXQ_GEMM_PIPE");
     int blk = desc->scaling == PTXQ_GEMM_SCALE_BLOCK;
     p->tile_n = desc->tile_n ? desc->tile_n
@@ -554,7 +574,7 @@ static int plan_gemm(const ptxq_gemm_desc *desc, const ptxq_tensor *a, const ptx
     g->nbn = (uint32_t)nbn;
     g->b_batched = gm != PTXQ_GEMM_GROUP_CONTIGUOUS && b->rank == 3;
 
-    const char *pipe = pick_pipe(desc->scaling, p->tile_n, e4);
+    const char *pipe = pick_pipe(desc->scaling, p->tile_n, e4, bf16);
     /* TMA store wherever allowed. Measured on an H100 (bench gemm --store 1,-1, same process):
      * TENSOR / ROW 8192^3 1417 / 1415 TFLOPS vs 1319 / 1250 direct; BLOCK 4096 x 7168 x 16384 at
      * 192 1081 vs 885 direct; DeepSeek-V3 shapes with K <= 7168 +1% to +88% (4096 x 32768 x 512:
@@ -596,11 +616,122 @@ static int plan_workspace(const ptxq_gemm_desc *desc, gemm_plan *p) {
     return PTXQ_OK;
 }
 
+/* ---- MXFP8, dequantize path -------------------------------------------------------------------
+ * A and B are decoded to dense BF16 copies in the front of the workspace (gemm_mx_dequant: one
+ * thread per 32-code scale block, reading the operands and their scales in place), then the BF16
+ * GEMM runs on the copies with unit scales, the call's alpha, beta, C, bias and grouping, and the
+ * rest of the workspace for its own split. */
+typedef struct mx_call {
+    int on;                       /* the dequantize path is taken */
+    ptxq_tensor a16, b16;         /* the BF16 copies (dense) */
+    ptxq_gemm_desc d16;           /* the BF16 GEMM's desc */
+    ptxq_gemm_dq_args qa, qb;     /* the two dequantize launches */
+    size_t bytes;                 /* workspace taken by the copies (each 256-byte aligned) */
+} mx_call;
+
+/* AUTO's pick: dequantize when 2 x (bytes the decode passes move) / BW + flops / R_BF16 is below
+ * flops / R_MX, i.e. when the promote path's slower MMA costs more than the decode passes. Each
+ * decoded element moves 3 bytes + 1/32 (FP8 in, BF16 out, its scale). Rates measured on an H100
+ * (bench/RESULTS.md, 2026-11-23): 4096 x 7168 x 16384 promote 339 TFLOPS, dequantize 620 (the
+ * BF16 GEMM alone 813 at 8192^3). The factor 2 on the decode is fitted to the measured crossover
+ * at N = 7168 (the BF16 GEMM also loses more than the promote path at small M): M = 256 promote
+ * 283 vs 176 TFLOPS, M = 512 promote 301 vs 285, M = 1024 (K 7168) dequantize 383 vs 336. */
+static const double MX_RATE_PROMOTE = 340e12, MX_RATE_BF16 = 800e12, MX_DQ_BW = 2.9e12;
+
+static int mx_prefers_dequant(const gemm_plan *p) {
+    double flops = 2.0 * (double)p->L * (double)p->M * (double)p->N * (double)p->K;
+    double bytes = ((double)p->L * (double)p->M + (double)p->Lb * (double)p->N) * (double)p->K *
+                   (3.0 + 1.0 / 32.0);
+    return 2.0 * bytes / MX_DQ_BW + flops / MX_RATE_BF16 < flops / MX_RATE_PROMOTE;
+}
+
+static size_t align256(size_t x) { return (x + 255) / 256 * 256; }
+
+/* a dense BF16 [batches?, rows, K] tensor of t's rank at ws */
+static ptxq_tensor bf16_copy(const ptxq_tensor *t, uint64_t ws) {
+    ptxq_tensor c;
+    memset(&c, 0, sizeof c);
+    c.dtype = PTXQ_BF16;
+    c.rank = t->rank;
+    int64_t st = 1;
+    for (int i = t->rank - 1; i >= 0; --i) {
+        c.shape[i] = t->shape[i];
+        c.stride[i] = st;
+        st *= t->shape[i] > 0 ? t->shape[i] : 1;
+    }
+    c.data = ws;
+    return c;
+}
+
+/* The copies and the decode launches, from the MX call's own plan pm (its scale strides). */
+static int mx_dequant_plan(const ptxq_gemm_desc *desc, const ptxq_tensor *a, const ptxq_tensor *b,
+                           const gemm_plan *pm, mx_call *x) {
+    /* without a workspace (ptxq_gemm_workspace_size) the copies get a stand-in address: the
+     * plan is only measured then, never launched */
+    uint64_t ws = desc->workspace ? desc->workspace : 256;
+    size_t abytes = align256((size_t)(pm->L * pm->M * pm->K * 2));
+    size_t bbytes = align256((size_t)(pm->Lb * pm->N * pm->K * 2));
+    x->bytes = abytes + bbytes;
+    x->a16 = bf16_copy(a, ws);
+    x->b16 = bf16_copy(b, ws + abytes);
+    int64_t nj = pm->K / 32;
+    if (pm->L * pm->M * nj >= ((int64_t)1 << 32) || pm->Lb * pm->N * nj >= ((int64_t)1 << 32))
+        return ptxq_fail(PTXQ_ERR_SHAPE, "gemm: MX dequantize path: more than 2^32 scale blocks "
+                         "in an operand (use mx_path PROMOTE)");
+    const ptxq_gemm_args *g = &pm->args;
+    int e5a = a->dtype == PTXQ_E5M2, e5b = b->dtype == PTXQ_E5M2;
+    x->qa = (ptxq_gemm_dq_args){a->data, g->sa, x->a16.data, pm->lda, pm->a_bs, g->sam, g->sa_bs,
+                                (uint32_t)pm->M, (uint32_t)nj, (uint32_t)(pm->L * pm->M * nj),
+                                (uint32_t)e5a};
+    x->qb = (ptxq_gemm_dq_args){b->data, g->sb, x->b16.data, pm->ldb, pm->b_bs, g->sbn, g->sb_bs,
+                                (uint32_t)pm->N, (uint32_t)nj, (uint32_t)(pm->Lb * pm->N * nj),
+                                (uint32_t)e5b};
+    x->d16 = *desc;
+    x->d16.scaling = PTXQ_GEMM_SCALE_TENSOR;
+    x->d16.a_scale = x->d16.b_scale = NULL;
+    x->d16.mx_path = PTXQ_GEMM_MX_AUTO;
+    x->d16.workspace = desc->workspace ? ws + x->bytes : 0;
+    x->d16.workspace_bytes = desc->workspace_bytes > x->bytes ? desc->workspace_bytes - x->bytes : 0;
+    return PTXQ_OK;
+}
+
+/* Every check and pick of a call: the GEMM plan p (for MX's dequantize path, that of the BF16
+ * GEMM) and x. sizing: for ptxq_gemm_workspace_size (the path and split as if the workspace were
+ * large enough; no workspace step). */
+static int plan_call(const ptxq_gemm_desc *desc, const ptxq_tensor *a, const ptxq_tensor *b,
+                     const ptxq_tensor *d, int sms, int sizing, gemm_plan *p, mx_call *x) {
+    memset(x, 0, sizeof *x);
+    int st = plan_gemm(desc, a, b, d, sms, p);
+    if (st) return st;
+    if (desc->mx_path < PTXQ_GEMM_MX_AUTO || desc->mx_path > PTXQ_GEMM_MX_DEQUANTIZE)
+        return ptxq_fail(PTXQ_ERR_INVALID_ARGUMENT, "gemm: mx_path %d; 0 (auto), 1 (promote) or "
+                         "2 (dequantize)", (int)desc->mx_path);
+    if (desc->scaling == PTXQ_GEMM_SCALE_MX && desc->mx_path != PTXQ_GEMM_MX_PROMOTE) {
+        int forced = desc->mx_path == PTXQ_GEMM_MX_DEQUANTIZE;
+        if ((st = mx_dequant_plan(desc, a, b, p, x))) {
+            if (forced) return st;
+            ptxq_ok(); /* AUTO: promote instead */
+        } else {
+            int fits = desc->workspace && desc->workspace_bytes >= x->bytes;
+            if (forced && !sizing && !fits)
+                return ptxq_fail(PTXQ_ERR_INVALID_ARGUMENT, "gemm: MX dequantize path needs "
+                                 "desc.workspace of at least %zu bytes (ptxq_gemm_workspace_size; "
+                                 "got %zu)", x->bytes, desc->workspace ? desc->workspace_bytes : 0);
+            if (!sizing && fits && desc->workspace % 256)
+                return ptxq_fail(PTXQ_ERR_ALIGNMENT, "gemm: workspace must be 256-byte aligned");
+            x->on = forced || (mx_prefers_dequant(p) && (sizing || fits));
+        }
+        if (x->on && (st = plan_gemm(&x->d16, &x->a16, &x->b16, d, sms, p))) return st;
+    }
+    if (sizing) return PTXQ_OK;
+    return plan_workspace(x->on ? &x->d16 : desc, p);
+}
+
 ptxq_status ptxq_gemm_validate(const ptxq_gemm_desc *desc, const ptxq_tensor *a,
                                const ptxq_tensor *b, const ptxq_tensor *d) {
     gemm_plan p;
-    int st = plan_gemm(desc, a, b, d, 0, &p);
-    if (!st) st = plan_workspace(desc, &p);
+    mx_call x;
+    int st = plan_call(desc, a, b, d, 0, 0, &p, &x);
     return st ? (ptxq_status)st : (ptxq_status)ptxq_ok();
 }
 
@@ -608,9 +739,10 @@ ptxq_status ptxq_gemm_workspace_size(const ptxq_gemm_desc *desc, const ptxq_tens
                                      const ptxq_tensor *b, const ptxq_tensor *d, size_t *bytes) {
     if (!bytes) return ptxq_fail(PTXQ_ERR_INVALID_ARGUMENT, "gemm_workspace_size: bytes is NULL");
     gemm_plan p;
-    int st = plan_gemm(desc, a, b, d, 0, &p);
+    mx_call x;
+    int st = plan_call(desc, a, b, d, 0, 1, &p, &x);
     if (st) return (ptxq_status)st;
-    *bytes = p.ws_bytes;
+    *bytes = (x.on ? x.bytes : 0) + p.ws_bytes;
     return ptxq_ok();
 }
 
@@ -619,8 +751,8 @@ ptxq_status ptxq_gemm_kernel_for(const ptxq_gemm_desc *desc, const ptxq_tensor *
                                  size_t n) {
     if (!name || n == 0) return ptxq_fail(PTXQ_ERR_INVALID_ARGUMENT, "gemm_kernel_for: no buffer");
     gemm_plan p;
-    int st = plan_gemm(desc, a, b, d, 0, &p);
-    if (!st) st = plan_workspace(desc, &p);
+    mx_call x;
+    int st = plan_call(desc, a, b, d, 0, 0, &p, &x);
     if (st) return (ptxq_status)st;
     snprintf(name, n, "%s", p.kernel);
     return ptxq_ok();
@@ -641,8 +773,8 @@ ptxq_status ptxq_gemm_plan_for(ptxq_context *ctx, const ptxq_gemm_desc *desc, co
                                const ptxq_tensor *b, const ptxq_tensor *d, ptxq_gemm_plan *plan) {
     if (!ctx || !plan) return ptxq_fail(PTXQ_ERR_INVALID_ARGUMENT, "gemm_plan_for: NULL argument");
     gemm_plan p;
-    int st = plan_gemm(desc, a, b, d, ctx->info.sm_count, &p);
-    if (!st) st = plan_workspace(desc, &p);
+    mx_call x;
+    int st = plan_call(desc, a, b, d, ctx->info.sm_count, 0, &p, &x);
     if (st) return (ptxq_status)st;
     memset(plan, 0, sizeof *plan);
     snprintf(plan->kernel, sizeof plan->kernel, "%s", p.kernel);
@@ -652,7 +784,8 @@ ptxq_status ptxq_gemm_plan_for(ptxq_context *ctx, const ptxq_gemm_desc *desc, co
     plan->splits = (int)p.args.splits;
     plan->units = p.args.ntiles;
     plan->grid = grid_of(ctx, &p);
-    plan->workspace_bytes = p.ws_bytes;
+    plan->workspace_bytes = (x.on ? x.bytes : 0) + p.ws_bytes;
+    plan->dequant = x.on;
     plan->split_tiles = p.args.splits > 1 ? (unsigned)(p.tiles - p.args.full) : 0;
     return ptxq_ok();
 }
@@ -661,18 +794,19 @@ ptxq_status ptxq_gemm(ptxq_context *ctx, const ptxq_gemm_desc *desc, const ptxq_
                       const ptxq_tensor *b, const ptxq_tensor *d, void *stream) {
     if (!ctx) return ptxq_fail(PTXQ_ERR_INVALID_ARGUMENT, "gemm: ctx is NULL");
     gemm_plan p;
-    int st = plan_gemm(desc, a, b, d, ctx->info.sm_count, &p);
-    if (!st) st = plan_workspace(desc, &p);
+    mx_call x;
+    int st = plan_call(desc, a, b, d, ctx->info.sm_count, 0, &p, &x);
     if (st) return st;
     if (p.M == 0 || p.N == 0 || p.L == 0) return ptxq_ok(); /* empty: nothing to enqueue */
-    const ptxq_loaded *k = NULL;
+    const ptxq_loaded *k = NULL, *kq = NULL;
     if ((st = ptxq_get_kernel(ctx, p.kernel, &k))) return st;
+    if (x.on && (st = ptxq_get_kernel(ctx, "gemm_mx_dequant", &kq))) return st;
 
     /* TMA maps: {K, rows, batches}, innermost first; one box = 128 K-bytes x (128 | tile_n) rows
      * of one batch, 128B swizzle. K = 0 still needs a valid map: it is never read (no K blocks),
      * so give it K = 16. A batch of B is picked by the kernel's third coordinate. */
     CUtensorMap ma, mb;
-    cuuint64_t kdim = (cuuint64_t)(p.K > 0 ? p.K : 16);
+    cuuint64_t kdim = (cuuint64_t)(p.K > 0 ? p.K * p.esz : 16);
     cuuint64_t da[3] = {kdim, (cuuint64_t)p.M, (cuuint64_t)p.L};
     cuuint64_t db[3] = {kdim, (cuuint64_t)p.N, (cuuint64_t)(p.Lb > 0 ? p.Lb : 1)};
     cuuint64_t sa[2] = {p.lda, p.a_bs}, sb[2] = {p.ldb, p.b_bs};
@@ -686,6 +820,17 @@ ptxq_status ptxq_gemm(ptxq_context *ctx, const ptxq_gemm_desc *desc, const ptxq_
                             CU_TENSOR_MAP_SWIZZLE_128B, &mb)))
         return st;
     unsigned grid = grid_of(ctx, &p);
+    if (x.on) { /* MX dequantize path: A and B to BF16 in the workspace, in stream order */
+        ptxq_gemm_dq_args *qs[2] = {&x.qa, &x.qb};
+        for (int i = 0; i < 2; ++i) {
+            uint64_t work = (qs[i]->blocks + PTXQ_GEMM_DQ_THREADS - 1) / PTXQ_GEMM_DQ_THREADS;
+            uint64_t resident = (uint64_t)ctx->info.sm_count * (uint64_t)kq->ctas_per_sm;
+            unsigned gq = (unsigned)(work < resident ? work : resident);
+            void *qparams[] = {qs[i]};
+            if ((st = ptxq_launch(ctx, kq, gq ? gq : 1, PTXQ_GEMM_DQ_THREADS, 0, stream, qparams)))
+                return st;
+        }
+    }
     if (p.args.splits > 1) { /* the tile counters start at zero */
         const ptxq_cudrv *drv = ctx->drv;
         CUresult r = drv->cuCtxSetCurrent(ctx->cu);

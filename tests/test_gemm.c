@@ -1,7 +1,8 @@
-/* test_gemm.c -- FP8 GEMM: argument checks without a device; on a GPU, every scaling mode on
- * ragged shapes against a float64 reference from the same FP8 codes and scales (gemm_ref.h says
- * what the tolerance is and why), D poisoned first and every element checked, refused calls leave
- * D untouched; the SASS of every gemm cubin has QGMMA and UTMALDG and no local memory. */
+/* test_gemm.c -- FP8 and BF16 GEMM: argument checks without a device; on a GPU, every scaling mode
+ * (and BF16 operands, and MXFP8's two paths) on ragged shapes against a float64 reference from the
+ * same codes and scales (gemm_ref.h says what the tolerance is and why), D poisoned first and every
+ * element checked, refused calls leave D untouched; the SASS of every gemm cubin has QGMMA (HGMMA
+ * for BF16) and UTMALDG and no local memory; the MX dequantize kernel has 16-byte loads and stores. */
 #include <stdarg.h>
 #include <stddef.h>
 #include <stdint.h>
@@ -143,8 +144,8 @@ static void test_validate(void **state) {
     v.desc.cluster = 3;
     assert_int_equal(vrun(&v), PTXQ_ERR_INVALID_ARGUMENT);
     assert_true(strlen(ptxq_last_error()) > 0);
-    vcase_make(&v, PTXQ_GEMM_SCALE_TENSOR, 64, 64, 128);
-    v.desc.a_scale = NULL;
+    vcase_make(&v, PTXQ_GEMM_SCALE_ROW, 64, 64, 128);
+    v.desc.a_scale = NULL; /* TENSOR only takes NULL (1.0) */
     assert_int_equal(vrun(&v), PTXQ_ERR_INVALID_ARGUMENT);
     char name[64];
     vcase_make(&v, PTXQ_GEMM_SCALE_BLOCK, 4096, 7168, 1024);
@@ -240,6 +241,76 @@ static void test_kernel_names_exist(void **state) {
     v.a.dtype = PTXQ_E5M2;
     assert_int_equal(ptxq_gemm_kernel_for(&v.desc, &v.a, &v.b, &v.d, name, sizeof name), PTXQ_OK);
     assert_string_equal(name, "gemm_e5m2_e4m3_block_n128p2");
+}
+
+/* BF16 x BF16 (TENSOR only, NULL scales = 1.0) and MXFP8's path choice (desc.mx_path). */
+static void test_validate_bf16_mx_path(void **state) {
+    (void)state;
+    vcase v;
+    char name[64];
+    vcase_make(&v, PTXQ_GEMM_SCALE_TENSOR, 1000, 1000, 520);
+    v.a.dtype = v.b.dtype = PTXQ_BF16;
+    assert_int_equal(vrun(&v), PTXQ_OK);
+    v.desc.a_scale = v.desc.b_scale = NULL;
+    assert_int_equal(vrun(&v), PTXQ_OK);
+    for (int tn = 128; tn <= 192; tn += 32)
+        for (int cl = 1; cl <= 2; ++cl)
+            for (int st = -1; st <= 1; st += 2) {
+                v.desc.tile_n = tn, v.desc.cluster = cl, v.desc.store = st;
+                assert_int_equal(ptxq_gemm_kernel_for(&v.desc, &v.a, &v.b, &v.d, name, sizeof name),
+                                 PTXQ_OK);
+                if (strncmp(name, "gemm_bf16_bf16_tensor_n", 23) || !has_kernel(name))
+                    fail_msg("%s: not a BF16 kernel, or not embedded", name);
+            }
+    vcase_make(&v, PTXQ_GEMM_SCALE_TENSOR, 1000, 1000, 516);
+    v.a.dtype = v.b.dtype = PTXQ_BF16;
+    assert_int_equal(vrun(&v), PTXQ_ERR_SHAPE); /* K % 8 */
+    vcase_make(&v, PTXQ_GEMM_SCALE_TENSOR, 1000, 1000, 520);
+    v.a.dtype = v.b.dtype = PTXQ_BF16;
+    v.a.stride[0] = 524; /* 1048-byte rows */
+    assert_int_equal(vrun(&v), PTXQ_ERR_ALIGNMENT);
+    vcase_make(&v, PTXQ_GEMM_SCALE_ROW, 1000, 1000, 520);
+    v.a.dtype = v.b.dtype = PTXQ_BF16;
+    assert_int_equal(vrun(&v), PTXQ_ERR_DTYPE); /* TENSOR only */
+    vcase_make(&v, PTXQ_GEMM_SCALE_TENSOR, 1000, 1000, 520);
+    v.b.dtype = PTXQ_BF16; /* mixed */
+    assert_int_equal(vrun(&v), PTXQ_ERR_DTYPE);
+    vcase_make(&v, PTXQ_GEMM_SCALE_BLOCK, 1000, 1000, 512);
+    v.desc.b_scale = NULL; /* only TENSOR takes NULL */
+    assert_int_equal(vrun(&v), PTXQ_ERR_INVALID_ARGUMENT);
+
+    /* MX: without a workspace AUTO promotes; its workspace size holds the two BF16 copies at a
+     * large shape, and with that workspace the call goes through them */
+    size_t ws = 0, copies = (size_t)(4096 + 7168) * 1024 * 2;
+    vcase_make(&v, PTXQ_GEMM_SCALE_MX, 4096, 7168, 1024);
+    assert_int_equal(ptxq_gemm_kernel_for(&v.desc, &v.a, &v.b, &v.d, name, sizeof name), PTXQ_OK);
+    assert_string_equal(name, "gemm_e4m3_e4m3_mx_n128_c2");
+    assert_int_equal(ptxq_gemm_workspace_size(&v.desc, &v.a, &v.b, &v.d, &ws), PTXQ_OK);
+    assert_true(ws >= copies);
+    v.desc.workspace = 0x1000000, v.desc.workspace_bytes = ws;
+    assert_int_equal(ptxq_gemm_kernel_for(&v.desc, &v.a, &v.b, &v.d, name, sizeof name), PTXQ_OK);
+    assert_int_equal(strncmp(name, "gemm_bf16_bf16_tensor_n", 23), 0);
+    v.desc.workspace_bytes = copies - 256; /* too small: promote */
+    assert_int_equal(ptxq_gemm_kernel_for(&v.desc, &v.a, &v.b, &v.d, name, sizeof name), PTXQ_OK);
+    assert_string_equal(name, "gemm_e4m3_e4m3_mx_n128_c2");
+    v.desc.mx_path = PTXQ_GEMM_MX_DEQUANTIZE; /* forced, workspace too small: refused */
+    assert_int_equal(vrun(&v), PTXQ_ERR_INVALID_ARGUMENT);
+    v.desc.workspace = 0x1000010, v.desc.workspace_bytes = ws; /* not 256-byte aligned */
+    assert_int_equal(vrun(&v), PTXQ_ERR_ALIGNMENT);
+    v.desc.workspace = 0x1000000;
+    assert_int_equal(vrun(&v), PTXQ_OK);
+    v.desc.mx_path = PTXQ_GEMM_MX_PROMOTE;
+    assert_int_equal(ptxq_gemm_kernel_for(&v.desc, &v.a, &v.b, &v.d, name, sizeof name), PTXQ_OK);
+    assert_string_equal(name, "gemm_e4m3_e4m3_mx_n128_c2");
+    assert_int_equal(ptxq_gemm_workspace_size(&v.desc, &v.a, &v.b, &v.d, &ws), PTXQ_OK);
+    assert_true(ws < copies);
+    v.desc.mx_path = (ptxq_gemm_mx_path)3;
+    assert_int_equal(vrun(&v), PTXQ_ERR_INVALID_ARGUMENT);
+    /* small M: AUTO promotes even with room for the copies (the decode of B costs more) */
+    vcase_make(&v, PTXQ_GEMM_SCALE_MX, 64, 7168, 4096);
+    v.desc.workspace = 0x1000000, v.desc.workspace_bytes = (size_t)1 << 30;
+    assert_int_equal(ptxq_gemm_kernel_for(&v.desc, &v.a, &v.b, &v.d, name, sizeof name), PTXQ_OK);
+    assert_int_equal(strncmp(name, "gemm_e4m3_e4m3_mx_n128", 22), 0);
 }
 
 /* Batches, groups and the epilogue operands: what is accepted and what is refused. */
@@ -610,28 +681,84 @@ TCASE(test_tail_block_ts, 1, 12, 3, PTXQ_GEMM_SCALE_BLOCK, 1000, 1000, 3200, 192
 TCASE(test_tail_batch_row, 0, 4, 2, PTXQ_GEMM_SCALE_ROW, 200, 300, 2048, 192, 8,
       c.batch = 3; c.scales_batched = 1; c.d_type = PTXQ_F32; c.bias_type = PTXQ_BF16)
 /* MX: 8 x 8 tiles of 128 on 50 CTAs: 14 in 3 ranges of 9, 9, 7 K blocks */
-TCASE(test_tail_mx, 0, 14, 3, PTXQ_GEMM_SCALE_MX, 1000, 1000, 3200, 0, 50, (void)0)
+TCASE(test_tail_mx, 0, 14, 3, PTXQ_GEMM_SCALE_MX, 1000, 1000, 3200, 0, 50, c.mx_path = 1)
 /* split_k = 1: no tail split */
 TCASE(test_tail_off, 1, 0, 1, PTXQ_GEMM_SCALE_BLOCK, 1000, 1000, 2048, 192, 20, c.split_k = 1)
 
-/* MXFP8 (UE8M0 per 32 of K on both operands): ragged M/N, both cluster sizes, direct and TMA
- * stores, every type pair, batches with per-batch scales, the general epilogue (F32 out, C, bias),
+/* MXFP8 (UE8M0 per 32 of K on both operands), the promote path (mx_path 1): ragged M/N, both
+ * cluster sizes, direct and TMA stores, every type pair, batches with per-batch scales, the general epilogue (F32 out, C, bias),
  * split-K, small M; float64 reference summing each 32 of K with its two scales. */
-SCASE(test_mx_ts, 1, 1, PTXQ_GEMM_SCALE_MX, 300, 520, 384, 0, c.cluster = 1)
-SCASE(test_mx_direct_c2, -1, 0, PTXQ_GEMM_SCALE_MX, 300, 520, 1024, 0, c.cluster = 2)
-SCASE(test_mx_ts_c2_ragged, 1, 1, PTXQ_GEMM_SCALE_MX, 129, 264, 512, 0, c.cluster = 2)
-SCASE(test_mx_e5m2_e4m3, 0, 0, PTXQ_GEMM_SCALE_MX, 200, 300, 256, 0, c.a_type = PTXQ_E5M2)
+SCASE(test_mx_ts, 1, 1, PTXQ_GEMM_SCALE_MX, 300, 520, 384, 0, c.cluster = 1; c.mx_path = 1)
+SCASE(test_mx_direct_c2, -1, 0, PTXQ_GEMM_SCALE_MX, 300, 520, 1024, 0, c.cluster = 2; c.mx_path = 1)
+SCASE(test_mx_ts_c2_ragged, 1, 1, PTXQ_GEMM_SCALE_MX, 129, 264, 512, 0, c.cluster = 2; c.mx_path = 1)
+SCASE(test_mx_e5m2_e4m3, 0, 0, PTXQ_GEMM_SCALE_MX, 200, 300, 256, 0, c.a_type = PTXQ_E5M2; c.mx_path = 1)
 SCASE(test_mx_e4m3_e5m2_c2, 0, 0, PTXQ_GEMM_SCALE_MX, 300, 200, 256, 0, c.b_type = PTXQ_E5M2;
-      c.cluster = 2)
+      c.cluster = 2; c.mx_path = 1)
 SCASE(test_mx_e5m2_e5m2, 0, 0, PTXQ_GEMM_SCALE_MX, 77, 130, 128, 0, c.a_type = PTXQ_E5M2;
-      c.b_type = PTXQ_E5M2)
-SCASE(test_mx_batch, 1, 1, PTXQ_GEMM_SCALE_MX, 150, 296, 384, 0, c.batch = 3; c.scales_batched = 1)
+      c.b_type = PTXQ_E5M2; c.mx_path = 1)
+SCASE(test_mx_batch, 1, 1, PTXQ_GEMM_SCALE_MX, 150, 296, 384, 0, c.batch = 3; c.scales_batched = 1;
+      c.mx_path = 1)
 SCASE(test_mx_general, 0, 0, PTXQ_GEMM_SCALE_MX, 200, 333, 256, 0, c.d_type = PTXQ_F32;
-      c.with_c = 1; c.beta = 0.5f; c.bias_type = PTXQ_BF16; c.alpha = 2.0f)
-SCASE(test_mx_split, 1, 1, PTXQ_GEMM_SCALE_MX, 64, 1000, 4096, 0, c.split_k = 4)
+      c.with_c = 1; c.beta = 0.5f; c.bias_type = PTXQ_BF16; c.alpha = 2.0f; c.mx_path = 1)
+SCASE(test_mx_split, 1, 1, PTXQ_GEMM_SCALE_MX, 64, 1000, 4096, 0, c.split_k = 4; c.mx_path = 1)
 SCASE(test_mx_masked, 0, 0, PTXQ_GEMM_SCALE_MX, 300, 256, 512, 0, c.batch = 4;
-      c.grouping = PTXQ_GEMM_GROUP_MASKED; c.scales_batched = 1)
-SCASE(test_mx_big, 0, 0, PTXQ_GEMM_SCALE_MX, 4096, 7168, 1024, 0, c.sample_rows = 32)
+      c.grouping = PTXQ_GEMM_GROUP_MASKED; c.scales_batched = 1; c.mx_path = 1)
+SCASE(test_mx_big, 0, 0, PTXQ_GEMM_SCALE_MX, 4096, 7168, 1024, 0, c.sample_rows = 32; c.mx_path = 1)
+
+/* BF16 x BF16 (gen/gemm.py direct_kblock: the K blocks chain into the accumulator, FP32 throughout):
+ * ragged M/N/K, every width and cluster size, direct and TMA stores, NULL scales, split-K, batches
+ * with the general epilogue, contiguous groups, a long K. */
+SCASE(test_bf16_auto, 0, 1, PTXQ_GEMM_SCALE_TENSOR, 1000, 1000, 520, 0, c.a_type = PTXQ_BF16;
+      c.b_type = PTXQ_BF16)
+SCASE(test_bf16_n128_c2_ragged, -1, 0, PTXQ_GEMM_SCALE_TENSOR, 129, 257, 1032, 128,
+      c.a_type = c.b_type = PTXQ_BF16; c.cluster = 2)
+SCASE(test_bf16_n160_c2, 0, 0, PTXQ_GEMM_SCALE_TENSOR, 77, 300, 1000, 160,
+      c.a_type = c.b_type = PTXQ_BF16; c.cluster = 2; c.unit_scales = 1)
+SCASE(test_bf16_ts_n192, 1, 1, PTXQ_GEMM_SCALE_TENSOR, 300, 520, 264, 192,
+      c.a_type = c.b_type = PTXQ_BF16; c.cluster = 1)
+SCASE(test_bf16_ts_n128_c2, 1, 1, PTXQ_GEMM_SCALE_TENSOR, 129, 264, 8, 128,
+      c.a_type = c.b_type = PTXQ_BF16; c.cluster = 2)
+SCASE(test_bf16_k0, 0, 1, PTXQ_GEMM_SCALE_TENSOR, 100, 200, 0, 0, c.a_type = c.b_type = PTXQ_BF16)
+SCASE(test_bf16_split, 1, 1, PTXQ_GEMM_SCALE_TENSOR, 64, 1000, 8192, 128,
+      c.a_type = c.b_type = PTXQ_BF16; c.split_k = 4)
+SCASE(test_bf16_batch_general, 0, 0, PTXQ_GEMM_SCALE_TENSOR, 150, 296, 384, 0,
+      c.a_type = c.b_type = PTXQ_BF16; c.batch = 3; c.scales_batched = 1; c.d_type = PTXQ_F32;
+      c.with_c = 1; c.beta = 0.5f; c.bias_type = PTXQ_F32; c.alpha = 2.0f)
+SCASE(test_bf16_contig, 0, 0, PTXQ_GEMM_SCALE_TENSOR, 100, 256, 512, 0,
+      c.a_type = c.b_type = PTXQ_BF16; c.batch = 3; c.grouping = PTXQ_GEMM_GROUP_CONTIGUOUS)
+SCASE(test_bf16_big, 0, 1, PTXQ_GEMM_SCALE_TENSOR, 2048, 4096, 8192, 0,
+      c.a_type = c.b_type = PTXQ_BF16; c.sample_rows = 24)
+
+/* MXFP8 through the dequantize path (desc.mx_path; gemm_mx_dequant into the workspace, then the
+ * BF16 GEMM): the same ragged, typed, batched, grouped and general cases as the promote path, and
+ * AUTO taking it at a large shape. want_dq: the plan must (1) or must not (0) dequantize. */
+static void run_mx_case(gemm_cfg c, int want_dq) {
+    gemm_result r = run_store_case(c, c.store == 1);
+    if (r.dequant != want_dq) fail_msg("%s: dequantize path %d, want %d", r.kernel, r.dequant, want_dq);
+}
+
+#define MCASE(fn, path, want_dq, m, n, k, extra)                                                   \
+    static void fn(void **state) {                                                                 \
+        (void)state;                                                                               \
+        gemm_cfg c = {.M = m, .N = n, .K = k, .scaling = PTXQ_GEMM_SCALE_MX, .mx_path = path,      \
+                      .store = -1};                                                                \
+        extra;                                                                                     \
+        run_mx_case(c, want_dq);                                                                   \
+    }
+MCASE(test_mxdq_ragged, 2, 1, 300, 520, 384, (void)0)
+MCASE(test_mxdq_c2_ts, 2, 1, 129, 264, 512, c.cluster = 2; c.store = 1)
+MCASE(test_mxdq_e5m2_e4m3, 2, 1, 200, 300, 256, c.a_type = PTXQ_E5M2)
+MCASE(test_mxdq_e5m2_e5m2, 2, 1, 77, 130, 128, c.a_type = PTXQ_E5M2; c.b_type = PTXQ_E5M2)
+MCASE(test_mxdq_batch, 2, 1, 150, 296, 384, c.batch = 3; c.scales_batched = 1)
+MCASE(test_mxdq_general, 2, 1, 200, 333, 256, c.d_type = PTXQ_F32; c.with_c = 1; c.beta = 0.5f;
+      c.bias_type = PTXQ_BF16; c.alpha = 2.0f)
+MCASE(test_mxdq_masked, 2, 1, 300, 256, 512, c.batch = 4; c.grouping = PTXQ_GEMM_GROUP_MASKED;
+      c.scales_batched = 1)
+MCASE(test_mxdq_contig, 2, 1, 100, 256, 512, c.batch = 3; c.grouping = PTXQ_GEMM_GROUP_CONTIGUOUS)
+MCASE(test_mxdq_split, 2, 1, 64, 1000, 4096, c.split_k = 4)
+MCASE(test_mxdq_padded, 2, 1, 130, 200, 256, c.pad_a = 48)
+MCASE(test_mx_auto_big, 0, 1, 4096, 7168, 1024, c.sample_rows = 32)
+MCASE(test_mx_auto_small, 0, 0, 64, 7168, 4096, c.sample_rows = 8)
 
 /* A refused call writes nothing: D keeps its poison. */
 static void test_refused_untouched(void **state) {
@@ -693,10 +820,17 @@ static void test_gemm_sass(void **state) {
         sass_hist h;
         char err[512] = "";
         if (sass_hist_cubin(k.cubin, k.cubin_size, &h, err, sizeof err)) fail_msg("%s: %s", k.name, err);
-        print_message("[  SASS    ] %s %s: %d regs, qgmma %d, utmaldg %d, utmastg %d, ldl/stl %d/%d\n",
-                      k.name, k.target, k.registers, h.qgmma, h.tma_ld, h.tma_st, h.ldl, h.stl);
+        print_message("[  SASS    ] %s %s: %d regs, qgmma %d, hgmma %d, utmaldg %d, utmastg %d, ldl/stl "
+                      "%d/%d, ldg128 %d, stg128 %d\n", k.name, k.target, k.registers, h.qgmma, h.hgmma,
+                      h.tma_ld, h.tma_st, h.ldl, h.stl, h.ldg[SASS_W128], h.stg[SASS_W128]);
+        if (k.spill_stores || k.stack_frame || h.ldl || h.stl) ++bad;
+        if (!strcmp(k.name, "gemm_mx_dequant")) { /* streaming: 16-byte loads and stores only */
+            if (h.ldg[SASS_W128] < 2 || h.stg[SASS_W128] < 4 || h.mma) ++bad;
+            continue;
+        }
         int ts = strstr(k.name, "_ts") != NULL; /* TMA-store epilogue: UTMASTG, else none */
-        if (h.qgmma == 0 || h.tma_ld == 0 || h.ldl || h.stl || k.spill_stores || k.stack_frame ||
+        int bf16 = strstr(k.name, "_bf16_") != NULL; /* HGMMA, else QGMMA */
+        if ((bf16 ? h.hgmma == 0 || h.qgmma : h.qgmma == 0 || h.hgmma) || h.tma_ld == 0 ||
             k.wgmma_serialized || (ts ? h.tma_st == 0 : h.tma_st != 0))
             ++bad;
     }
@@ -720,6 +854,29 @@ int main(void) {
         cmocka_unit_test(test_validate),
         cmocka_unit_test(test_gemm_sass),
         cmocka_unit_test(test_validate_mx),
+        cmocka_unit_test(test_validate_bf16_mx_path),
+        cmocka_unit_test(test_bf16_auto),
+        cmocka_unit_test(test_bf16_n128_c2_ragged),
+        cmocka_unit_test(test_bf16_n160_c2),
+        cmocka_unit_test(test_bf16_ts_n192),
+        cmocka_unit_test(test_bf16_ts_n128_c2),
+        cmocka_unit_test(test_bf16_k0),
+        cmocka_unit_test(test_bf16_split),
+        cmocka_unit_test(test_bf16_batch_general),
+        cmocka_unit_test(test_bf16_contig),
+        cmocka_unit_test(test_bf16_big),
+        cmocka_unit_test(test_mxdq_ragged),
+        cmocka_unit_test(test_mxdq_c2_ts),
+        cmocka_unit_test(test_mxdq_e5m2_e4m3),
+        cmocka_unit_test(test_mxdq_e5m2_e5m2),
+        cmocka_unit_test(test_mxdq_batch),
+        cmocka_unit_test(test_mxdq_general),
+        cmocka_unit_test(test_mxdq_masked),
+        cmocka_unit_test(test_mxdq_contig),
+        cmocka_unit_test(test_mxdq_split),
+        cmocka_unit_test(test_mxdq_padded),
+        cmocka_unit_test(test_mx_auto_big),
+        cmocka_unit_test(test_mx_auto_small),
         cmocka_unit_test(test_mx_ts),
         cmocka_unit_test(test_mx_direct_c2),
         cmocka_unit_test(test_mx_ts_c2_ragged),

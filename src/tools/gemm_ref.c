@@ -34,6 +34,14 @@ static uint8_t rand_fp8(rng64 *r, ptxq_dtype t) {
     return c;
 }
 
+/* Random BF16 with all 8 significant bits in use: |value| in [2^-3, 2^3), mostly positive. */
+static uint16_t rand_bf16(rng64 *r) {
+    double v = (rng_uniform(r) * 4.0 - 1.0) * ldexp(1.0, (int)(rng_uniform(r) * 4.0) - 2);
+    uint16_t h = ptxq_bf16_encode((float)v);
+    if ((h & 0x7FFF) == 0) h = 0x3F80 | (h & 0x8000); /* never zero: +-1.0 */
+    return h;
+}
+
 static double load_el(const void *buf, ptxq_dtype t, int64_t i) {
     if (t == PTXQ_F32) return ((const float *)buf)[i];
     uint16_t h = ((const uint16_t *)buf)[i];
@@ -90,9 +98,18 @@ int gemm_case_run(ptxq_dev *d, const gemm_cfg *c, uint64_t seed, gemm_result *re
     const int64_t lda = K + c->pad_a, ldd = (N + c->pad_d + 1) / 2 * 2; /* even: pair stores */
     const int64_t nkb = (K + 127) / 128, nbn = (N + 127) / 128;
     const int64_t a_el = L * M * lda, b_el = Lb * N * lda, d_el = L * M * ldd;
-    uint8_t *ha = xmalloc((size_t)a_el), *hb = xmalloc((size_t)b_el);
-    for (int64_t i = 0; i < a_el; ++i) ha[i] = rand_fp8(&r, at);
-    for (int64_t i = 0; i < b_el; ++i) hb[i] = rand_fp8(&r, bt);
+    /* operands: FP8 codes (ha, hb), or BF16 (bits in ha, hb as uint16_t; esz 2) */
+    const int bf = at == PTXQ_BF16;
+    const size_t esz = bf ? 2 : 1;
+    uint8_t *ha = xmalloc((size_t)a_el * esz), *hb = xmalloc((size_t)b_el * esz);
+    for (int64_t i = 0; i < a_el; ++i) {
+        if (bf) ((uint16_t *)ha)[i] = rand_bf16(&r);
+        else ha[i] = rand_fp8(&r, at);
+    }
+    for (int64_t i = 0; i < b_el; ++i) {
+        if (bf) ((uint16_t *)hb)[i] = rand_bf16(&r);
+        else hb[i] = rand_fp8(&r, bt);
+    }
     /* scales: one set, or one per batch of A (not for contiguous groups) and of B */
     const int64_t sla = c->scales_batched && gm != PTXQ_GEMM_GROUP_CONTIGUOUS ? L : 1;
     const int64_t slb = c->scales_batched ? Lb : 1;
@@ -127,7 +144,7 @@ int gemm_case_run(ptxq_dev *d, const gemm_cfg *c, uint64_t seed, gemm_result *re
         for (int64_t i = 0; i < nbias; ++i) store_el(hbias, bist, i, (float)(rng_uniform(&r) * 2.0 - 1.0));
     }
 
-    uint64_t da = dev_alloc(d, (size_t)a_el + 16), db = dev_alloc(d, (size_t)b_el + 16);
+    uint64_t da = dev_alloc(d, (size_t)a_el * esz + 16), db = dev_alloc(d, (size_t)b_el * esz + 16);
     const size_t ssz = mx ? 1 : 4; /* scale element size */
     uint64_t dsa = dev_alloc(d, (size_t)(nsa * sla) * ssz), dsb = dev_alloc(d, (size_t)(nsb * slb) * ssz);
     size_t dbytes = (size_t)(d_el * es);
@@ -135,8 +152,8 @@ int gemm_case_run(ptxq_dev *d, const gemm_cfg *c, uint64_t seed, gemm_result *re
     uint64_t dc = c->with_c && !c->c_is_d ? dev_alloc(d, dbytes + 16) : 0;
     uint64_t dbias = nbias ? dev_alloc(d, (size_t)(nbias * 4)) : 0;
     uint64_t dmap = hmap ? dev_alloc(d, (size_t)(nmap > 0 ? nmap : 1) * 4) : 0;
-    dev_upload(d, da, ha, (size_t)a_el);
-    dev_upload(d, db, hb, (size_t)b_el);
+    dev_upload(d, da, ha, (size_t)a_el * esz);
+    dev_upload(d, db, hb, (size_t)b_el * esz);
     dev_upload(d, dsa, mx ? (void *)csa : (void *)hsa, (size_t)(nsa * sla) * ssz);
     dev_upload(d, dsb, mx ? (void *)csb : (void *)hsb, (size_t)(nsb * slb) * ssz);
     if (nbias) dev_upload(d, dbias, hbias, (size_t)(nbias * (bist == PTXQ_F32 ? 4 : 2)));
@@ -172,7 +189,11 @@ int gemm_case_run(ptxq_dev *d, const gemm_cfg *c, uint64_t seed, gemm_result *re
                                 : ptxq_tensor_make(bist, 1, (int64_t[]){N}, dbias);
     }
     if (hmap) tmap = ptxq_tensor_make(PTXQ_I32, 1, (int64_t[]){nmap}, dmap);
-    if (c->scaling == PTXQ_GEMM_SCALE_TENSOR) {
+    if (c->scaling == PTXQ_GEMM_SCALE_TENSOR && c->unit_scales) {
+        memset(&tsa, 0, sizeof tsa);
+        memset(&tsb, 0, sizeof tsb);
+        hsa[0] = hsb[0] = 1.0f; /* NULL scale pointers: 1.0 */
+    } else if (c->scaling == PTXQ_GEMM_SCALE_TENSOR) {
         tsa = ptxq_tensor_make(PTXQ_F32, 1, (int64_t[]){sla}, dsa);
         tsb = ptxq_tensor_make(PTXQ_F32, 1, (int64_t[]){slb}, dsb);
     } else if (c->scaling == PTXQ_GEMM_SCALE_ROW) {
@@ -202,8 +223,9 @@ int gemm_case_run(ptxq_dev *d, const gemm_cfg *c, uint64_t seed, gemm_result *re
     ptxq_gemm_desc desc;
     memset(&desc, 0, sizeof desc);
     desc.scaling = c->scaling;
-    desc.a_scale = &tsa;
-    desc.b_scale = &tsb;
+    desc.a_scale = c->unit_scales ? NULL : &tsa;
+    desc.b_scale = c->unit_scales ? NULL : &tsb;
+    desc.mx_path = (ptxq_gemm_mx_path)c->mx_path;
     desc.tile_n = c->tile_n;
     desc.cluster = c->cluster;
     desc.alpha = c->alpha;
@@ -228,6 +250,7 @@ int gemm_case_run(ptxq_dev *d, const gemm_cfg *c, uint64_t seed, gemm_result *re
     if (ptxq_gemm_plan_for(d->ctx, &desc, &ta, &tb, &td, &plan) == PTXQ_OK) {
         res->splits = plan.splits;
         res->split_tiles = plan.split_tiles;
+        res->dequant = plan.dequant;
     }
     int st = ptxq_gemm(d->ctx, &desc, &ta, &tb, &td, d->stream);
     void *hd = xmalloc(dbytes);
@@ -237,6 +260,10 @@ int gemm_case_run(ptxq_dev *d, const gemm_cfg *c, uint64_t seed, gemm_result *re
     if (st == PTXQ_OK) {
         const double alpha = c->alpha == 0.0f ? 1.0 : (double)c->alpha, beta = c->beta;
         const double u = dt == PTXQ_F32 ? ldexp(1, -24) : dt == PTXQ_F16 ? ldexp(1, -11) : ldexp(1, -8);
+        /* the S term: FP8's truncating k32 steps (gemm_ref.h), or for BF16 operands FP32
+         * accumulation: exact products, one rounding (at most 2^-23 of a partial sum <= S) per
+         * add, K adds */
+        const double tol_norm = bf ? ldexp((double)(K > 64 ? K : 64), -23) : GEMM_TOL_NORM;
         float deca[256], decb[256];
         for (int i = 0; i < 256; ++i) {
             deca[i] = at == PTXQ_E5M2 ? ptxq_e5m2_decode((uint8_t)i) : ptxq_e4m3_decode((uint8_t)i);
@@ -245,6 +272,7 @@ int gemm_case_run(ptxq_dev *d, const gemm_cfg *c, uint64_t seed, gemm_result *re
         float *fa = xmalloc((size_t)K * 4 + 4);
         for (int64_t ba = 0; ba < L; ++ba) {
             const uint8_t *A = ha + ba * M * lda;
+            const uint16_t *A16 = (const uint16_t *)ha + ba * M * lda;
             const int64_t d0 = ba * M * ldd;
             int64_t nrows = c->sample_rows > 0 && c->sample_rows + 2 < M ? c->sample_rows + 2 : M;
             for (int64_t ri = 0; ri < nrows; ++ri) {
@@ -270,19 +298,23 @@ int gemm_case_run(ptxq_dev *d, const gemm_cfg *c, uint64_t seed, gemm_result *re
                     }
                     continue;
                 }
-                for (int64_t k = 0; k < K; ++k) fa[k] = deca[A[m * lda + k]];
+                for (int64_t k = 0; k < K; ++k)
+                    fa[k] = bf ? ptxq_bf16_decode(A16[m * lda + k]) : deca[A[m * lda + k]];
                 const float *sa = hsa + (sla > 1 ? ba * nsa : 0);
                 const float *sb = hsb + (slb > 1 ? bb * nsb : 0);
                 const uint8_t *B = hb + bb * N * lda;
+                const uint16_t *B16 = (const uint16_t *)hb + bb * N * lda;
                 for (int64_t n = 0; n < N; ++n) {
                     const uint8_t *brow = B + n * lda;
+                    const uint16_t *brow16 = B16 + n * lda;
                     double ref = 0, S = 0;
                     const int64_t gran = mx ? 32 : 128, nblk = mx ? nk32 : nkb;
                     for (int64_t kb = 0; kb < nblk; ++kb) {
                         double s = 0, sabs = 0;
                         int64_t k1 = (kb + 1) * gran < K ? (kb + 1) * gran : K;
                         for (int64_t k = kb * gran; k < k1; ++k) {
-                            double p = (double)fa[k] * (double)decb[brow[k]];
+                            double p = (double)fa[k] * (bf ? (double)ptxq_bf16_decode(brow16[k])
+                                                              : (double)decb[brow[k]]);
                             s += p;
                             sabs += fabs(p);
                         }
@@ -321,7 +353,7 @@ int gemm_case_run(ptxq_dev *d, const gemm_cfg *c, uint64_t seed, gemm_result *re
                         double rel = err / fabs(ref);
                         if (rel > res->max_rel_wc) res->max_rel_wc = rel;
                     }
-                    if (!(err <= u * fabs(ref) + GEMM_TOL_NORM * S + ldexp(E, -20))) {
+                    if (!(err <= u * fabs(ref) + tol_norm * S + ldexp(E, -20))) {
                         if (res->bad++ == 0)
                             snprintf(res->first_bad, sizeof res->first_bad,
                                      "d[%lld, %lld, %lld] = %.8g, reference %.8g (S = %.4g, normalised "

@@ -1,5 +1,6 @@
-/* gemm_ref.h -- FP8 GEMM cases for the tests, `ptxq check gemm` and the bench: random E4M3 inputs
- * and F32 scales, a float64 CPU reference from the very same codes and scales, and the checks.
+/* gemm_ref.h -- FP8 and BF16 GEMM cases for the tests, `ptxq check gemm` and the bench: random E4M3
+ * (E5M2, BF16) inputs and F32 (UE8M0) scales, a float64 CPU reference from the very same values and
+ * scales, and the checks.
  *
  * Tolerance (per element, with S = |alpha| sum_k |scale * a_k * b_k|, the scale-weighted sum of
  * absolute products, E = |alpha * scaled product| + |beta * c| + |bias| and ref the float64 result):
@@ -10,6 +11,8 @@
  *     at most about 33 * 2^-13 = 4e-3 of the step's sum of |products| (when one product dominates);
  *     promotion into FP32 every 128 K keeps the steps from compounding;
  *   * 2^-20 E: the FP32 epilogue (a handful of roundings of terms up to E, 2^-24 each).
+ * BF16 operands (a_type = b_type = BF16): the tensor core multiplies exactly and accumulates in
+ * FP32, so the S term is K * 2^-23 (one rounding of a partial sum <= S per add) instead.
  * Layout or descriptor bugs give errors of order S, so the bound still catches them. The case also
  * reports the largest normalised error |d-ref|/S and the relative error on well-conditioned
  * outputs (|ref| >= S/2), the figures comparable to cuBLASLt's ~1e-4. */
@@ -31,7 +34,7 @@ typedef struct gemm_cfg {
     int sa_mmajor;     /* BLOCK: a_scale M-major (strides {1, M}) instead of row-major */
     int cluster;       /* desc.cluster: 0 (runtime), 1 or 2 */
     /* beyond the plain case (0 = off / default) */
-    ptxq_dtype a_type, b_type;  /* 0 = E4M3; E4M3 or E5M2 */
+    ptxq_dtype a_type, b_type;  /* 0 = E4M3; E4M3 or E5M2, or both BF16 */
     ptxq_dtype d_type;          /* 0 = BF16; BF16, F16 or F32 */
     int batch;                  /* NONE: L > 1 batches of a rank-3 GEMM; MASKED/CONTIGUOUS: groups */
     int b_shared;               /* NONE batch: one rank-2 B for every batch */
@@ -46,6 +49,8 @@ typedef struct gemm_cfg {
                                    wants one */
     int store;                  /* desc.store: 0 (runtime), 1 (TMA store where allowed), -1 */
     int ctas;                   /* desc.ctas: persistent grid cap (0 = one CTA per SM) */
+    int unit_scales;            /* TENSOR: NULL a_scale and b_scale (1.0) */
+    int mx_path;                /* desc.mx_path (MX: 0 auto, 1 promote, 2 dequantize) */
 } gemm_cfg;
 
 typedef struct gemm_result {
@@ -60,6 +65,7 @@ typedef struct gemm_result {
     char kernel[64];
     int splits;            /* the plan's K ranges per split tile (1: none) */
     unsigned split_tiles;  /* and how many tiles were split */
+    int dequant;           /* MX: the call went through BF16 copies (plan.dequant) */
 } gemm_result;
 
 /* Runs one case on d's stream (allocates, fills, launches, downloads, frees). Returns the
