@@ -563,11 +563,11 @@ int bench_gemm_main(int argc, char **argv) {
     if (bench_open(&d)) return 1;
     cublaslt L;
     int have_lt = !bench_flag(argc, argv, "--no-cublas") && lt_load(&L) == 0;
-    printf("device %s (%d SMs); dense FP8 peak %.0f TFLOPS (H100/H200 SXM datasheet)\n", d.info.name,
-           d.info.sm_count, PEAK_TFLOPS);
+    printf("device %s (%d SMs); dense peak FP8 %.0f, BF16 %.0f TFLOPS (H100/H200 SXM datasheet)\n",
+           d.info.name, d.info.sm_count, PEAK_TFLOPS, PEAK_TFLOPS_BF16);
     printf("cuBLASLt: %s%s\n", have_lt ? L.path : "not found (tried libcublasLt.so.13/.12/.so and "
-           "the nvidia-cublas pip package)", have_lt ? " (per-tensor FP8, FAST_ACCUM off = promoted "
-           "accumulation, BF16 out, heuristic's first algorithm)" : "");
+           "the nvidia-cublas pip package)", have_lt ? " (FP8: the call's scaling, FAST_ACCUM off = "
+           "promoted accumulation; BF16: FP32 compute; BF16 out, heuristic's first algorithm)" : "");
     int reps = (int)bench_opt_int(argc, argv, "--reps", 20);
     int tile_n = (int)bench_opt_int(argc, argv, "--tile-n", 0);
     int group = (int)bench_opt_int(argc, argv, "--group", 0);

@@ -118,6 +118,7 @@ MX_SCALE_BYTES = 2 * 2 * 4 * 128 * 4  # 2 warpgroups x 2 K-block parities x 4 k3
 AB_TYPES = (("e4m3", "e4m3"), ("e4m3", "e5m2"), ("e5m2", "e4m3"), ("e5m2", "e5m2"))
 BF16 = ("bf16", "bf16")        # BF16 x BF16: per-tensor mode only, the direct consumer (no promotion)
 TILE_N = (128, 160, 192)       # 160: 7168 = 44.8 tiles, fewer idle SMs in the last wave
+BF16_TILE_N = TILE_N + (256,)  # no partial accumulator: 128 f32 registers hold a 64 x 256 tile
 CLUSTERS = (1, 2)              # 2: a CTA pair along M shares each B tile (TMA multicast)
 # pipelined consumers (no tensor-core drain per K block): (pipe, tile widths)
 #   p2  two partial accumulator sets alternate by K block: block kb+1's chain is in flight while
@@ -219,14 +220,14 @@ def variants():
                             {"mode": "mx", "a_type": ab[0], "b_type": ab[1], "tile_m": BM,
                              "tile_n": bn, "tile_k": BK, "stages": stages, "stage_bytes": stage,
                              "smem": smem, "threads": THREADS, "cluster": cl}))
-    for bn in TILE_N:
+    for bn in BF16_TILE_N:
         for cl in CLUSTERS:
             stage, stages, smem = geometry(bn)
             res.append((kernel_name("tensor", bn, cl, "", BF16),
                         {"mode": "tensor", "a_type": "bf16", "b_type": "bf16", "tile_m": BM,
                          "tile_n": bn, "tile_k": BK, "stages": stages, "stage_bytes": stage,
                          "smem": smem, "threads": THREADS, "cluster": cl}))
-            if bn in TS_WIDTHS:
+            if bn in TS_WIDTHS + (256,):
                 stage, stages, smem = geometry(bn, True)
                 res.append((kernel_name("tensor", bn, cl, "", BF16, True),
                             {"mode": "tensor", "a_type": "bf16", "b_type": "bf16", "tile_m": BM,

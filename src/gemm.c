@@ -153,7 +153,8 @@ static int call_store_ok(const ptxq_gemm_desc *desc, int ts_pair, unsigned flags
 static int store_ok(const gemm_plan *p, const ptxq_gemm_desc *desc, int store_d, const char *pipe) {
     const char *dflt = desc->scaling == PTXQ_GEMM_SCALE_ROW || desc->scaling == PTXQ_GEMM_SCALE_MX ||
                        p->esz == 2 ? "" : p->tile_n == 128 ? "p2" : "";
-    return store_d && (p->tile_n == 128 || p->tile_n == 192) && !strcmp(pipe, dflt);
+    return store_d && (p->tile_n == 128 || p->tile_n == 192 || p->tile_n == 256) &&
+           !strcmp(pipe, dflt);
 }
 
 /* A scale tensor with an optional leading batch dim: `inner` is the rank and shape without it.
@@ -493,9 +494,9 @@ static int plan_gemm(const ptxq_gemm_desc *desc, const ptxq_tensor *a, const ptx
                 : desc->scaling == PTXQ_GEMM_SCALE_MX ? 128 /* the width built (gen/gemm.py) */
                 : (blk && !ts && !pipe_off())
                     ? 128 : pick_tile_n(p->M * p->L, p->N, sms > 0 ? sms : 132, ts, blk);
-    if (p->tile_n != 128 && p->tile_n != 160 && p->tile_n != 192)
-        return ptxq_fail(PTXQ_ERR_INVALID_ARGUMENT, "gemm: tile_n %d; 0, 128, 160 or 192 expected",
-                         desc->tile_n);
+    if (p->tile_n != 128 && p->tile_n != 160 && p->tile_n != 192 && !(bf16 && p->tile_n == 256))
+        return ptxq_fail(PTXQ_ERR_INVALID_ARGUMENT, "gemm: tile_n %d; 0, 128, 160 or 192 expected "
+                         "(256 too for BF16)", desc->tile_n);
     p->ctas = desc->ctas;
     if (p->ctas < 0)
         return ptxq_fail(PTXQ_ERR_INVALID_ARGUMENT, "gemm: ctas %d is negative", desc->ctas);

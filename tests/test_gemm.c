@@ -253,9 +253,10 @@ static void test_validate_bf16_mx_path(void **state) {
     assert_int_equal(vrun(&v), PTXQ_OK);
     v.desc.a_scale = v.desc.b_scale = NULL;
     assert_int_equal(vrun(&v), PTXQ_OK);
-    for (int tn = 128; tn <= 192; tn += 32)
+    for (int tn = 128; tn <= 256; tn += 32)
         for (int cl = 1; cl <= 2; ++cl)
             for (int st = -1; st <= 1; st += 2) {
+                if (tn == 224) continue;
                 v.desc.tile_n = tn, v.desc.cluster = cl, v.desc.store = st;
                 assert_int_equal(ptxq_gemm_kernel_for(&v.desc, &v.a, &v.b, &v.d, name, sizeof name),
                                  PTXQ_OK);
@@ -718,6 +719,10 @@ SCASE(test_bf16_ts_n192, 1, 1, PTXQ_GEMM_SCALE_TENSOR, 300, 520, 264, 192,
       c.a_type = c.b_type = PTXQ_BF16; c.cluster = 1)
 SCASE(test_bf16_ts_n128_c2, 1, 1, PTXQ_GEMM_SCALE_TENSOR, 129, 264, 8, 128,
       c.a_type = c.b_type = PTXQ_BF16; c.cluster = 2)
+SCASE(test_bf16_n256_c2_ts, 1, 1, PTXQ_GEMM_SCALE_TENSOR, 300, 520, 1032, 256,
+      c.a_type = c.b_type = PTXQ_BF16; c.cluster = 2)
+SCASE(test_bf16_n256_split, -1, 0, PTXQ_GEMM_SCALE_TENSOR, 77, 600, 4096, 256,
+      c.a_type = c.b_type = PTXQ_BF16; c.cluster = 1; c.split_k = 2; c.d_type = PTXQ_F32)
 SCASE(test_bf16_k0, 0, 1, PTXQ_GEMM_SCALE_TENSOR, 100, 200, 0, 0, c.a_type = c.b_type = PTXQ_BF16)
 SCASE(test_bf16_split, 1, 1, PTXQ_GEMM_SCALE_TENSOR, 64, 1000, 8192, 128,
       c.a_type = c.b_type = PTXQ_BF16; c.split_k = 4)
@@ -860,6 +865,8 @@ int main(void) {
         cmocka_unit_test(test_bf16_n160_c2),
         cmocka_unit_test(test_bf16_ts_n192),
         cmocka_unit_test(test_bf16_ts_n128_c2),
+        cmocka_unit_test(test_bf16_n256_c2_ts),
+        cmocka_unit_test(test_bf16_n256_split),
         cmocka_unit_test(test_bf16_k0),
         cmocka_unit_test(test_bf16_split),
         cmocka_unit_test(test_bf16_batch_general),
