@@ -443,11 +443,10 @@ class G:
         if self.mode == "tensor":
             k.comment("per-tensor scales of this tile's batches: loaded here, multiplied in the epilogue\n"
                       "NOTE: a multiply here would wait for the loads before the K loop starts (-1.7%)")
-            k.comment("a NULL scale pointer stands for 1.0 (BF16 operands; the MXFP8 dequantize path)")
+            k.comment("a NULL scale pointer stands for 1.0 (BF16 operands; the MXFP8 dequantize path;\n"
+                      "%p_sa / %p_sb were set from the generic pointers, before cvta)")
             k("mov.f32 %s_ab, 0f3F800000")
             k(f"mov.f32 {k.reg('.f32', 't_sb')}, 0f3F800000")
-            k(f"setp.ne.u64 {k.reg('.pred', 'p_sa')}, %a_sa, 0")
-            k(f"setp.ne.u64 {k.reg('.pred', 'p_sb')}, %a_sb, 0")
             k(f"@%p_sa ld.global.nc.f32 %s_ab, [%sa_t]")
             k(f"@%p_sb ld.global.nc.f32 %t_sb, [%sb_t]")
         k.comment("FP32 accumulator of the tile (sum of the promoted 128-K partials)")
@@ -1539,6 +1538,10 @@ class G:
         k.comment("---- arguments (one .param struct; layout in build/gen/gemm_args.h) and the maps")
         for typ, name in ARGS:
             self.arg(name)
+        if self.mode == "tensor":
+            k.comment("per-tensor scales: a NULL pointer is 1.0 (tested before cvta, which need not map 0 to 0)")
+            k(f"setp.ne.u64 {k.reg('.pred', 'p_sa')}, %a_sa, 0")
+            k(f"setp.ne.u64 {k.reg('.pred', 'p_sb')}, %a_sb, 0")
         for name in ("d", "sa", "sb", "c", "bias", "rows"):
             k(f"cvta.to.global.u64 %a_{name}, %a_{name}")
         sm90.tmap_param(k, k.reg(".b64", "tmap_a_g"), "tmap_a")
@@ -1625,7 +1628,7 @@ def mx_dequant(name, p, target):
     """y[r, 32j + i] = decode(q[r, 32j + i]) * 2^(s[r, j] - 127) as BF16, y dense [rows, K].
 
     One thread per 32-code scale block (two 16-byte loads, one scale byte, four 16-byte stores),
-    grid-striding over `blocks` = rows x K/32; row r = batch * rows_b + m reads q at
+    grid-striding over `blocks` = rows x K/32 (below 2^31, so the u32 index cannot wrap); row r = batch * rows_b + m reads q at
     batch * q_bs + m * q_rs + 32j and its scale at batch * s_bs + m * s_rs + j (bytes), so any
     batched or padded layout the MX GEMM accepts is read in place. Exact: an FP8 value has at
     most 4 significant bits and the scale is a power of two, so the f32 product and its BF16

@@ -406,9 +406,11 @@ ptxq_status ptxq_gemv(ptxq_context *ctx, const ptxq_gemv_desc *desc, const ptxq_
  * Numerics: the tensor core accumulates each 128-K block (4 chained k32 wgmmas; Hopper's FP8 MMA
  * keeps about 14 significant bits per k32 step), and each block's partial is added ("promoted")
  * into an FP32 accumulator on the CUDA cores (BLOCK: scaled by sa*sb in FP32 first). Scales,
- * alpha, beta*C and bias are applied in FP32 in that order; D is rounded (RNE) once.
+ * alpha, beta*C and bias are applied in FP32 in that order; D is rounded (RNE) once. BF16
+ * operands: exact products summed in FP32 inside the tensor core over all of K (no promotion).
  * Kernels: a persistent, warp-specialised CTA (one TMA producer warpgroup, two wgmma consumer
- * warpgroups) per 128 x tile_n output tile, tile_n 128, 160 or 192 (MX: 128), optionally in
+ * warpgroups) per 128 x tile_n output tile, tile_n 128, 160 or 192 (MX: 128; BF16 also 256),
+ * optionally in
  * clusters of two CTAs along M that multicast B (desc fields at 0: the runtime picks). Plain BF16
  * output without C, bias or groups, with 16-byte aligned rows, is written by TMA stores from a
  * shared-memory staging tile (desc.store; the consumers go on to the next tile meanwhile); other
@@ -433,10 +435,13 @@ typedef enum ptxq_gemm_scaling {
 
 /* MXFP8 on sm_90a (desc.mx_path). PROMOTE: each k32 product is scaled and added on the CUDA cores
  * (no workspace). DEQUANTIZE: A and B are first decoded to BF16 into desc.workspace (exact: an
- * E4M3/E5M2 value times a power of two fits BF16), then a BF16 GEMM runs (per-tensor, FP32
- * accumulation); it needs ptxq_gemm_workspace_size() bytes, (L*M + Lb*N) * K * 2 for the copies
- * plus any split-K. AUTO takes DEQUANTIZE where the workspace holds the copies and a cost model
- * (src/gemm.c mx_prefers_dequant, from H100 measurements) says it is faster: large M and N. */
+ * E4M3/E5M2 value times a power of two fits BF16, unless the product leaves BF16's range: scale
+ * codes >= 247 with large values overflow to inf, codes near 0 underflow, where PROMOTE's
+ * separate factors stay finite), then a BF16 GEMM runs (per-tensor, FP32 accumulation); it
+ * needs ptxq_gemm_workspace_size() bytes, (L*M + Lb*N) * K * 2 for the copies plus any split-K,
+ * and makes two more launches. AUTO takes DEQUANTIZE where the workspace holds the copies and a
+ * cost model (src/gemm.c mx_prefers_dequant, from H100 measurements) says it is faster: large M
+ * and N; never for MASKED groups (the copies would cover every group's capacity rows). */
 typedef enum ptxq_gemm_mx_path {
     PTXQ_GEMM_MX_AUTO = 0,
     PTXQ_GEMM_MX_PROMOTE = 1,
@@ -453,7 +458,7 @@ typedef struct ptxq_gemm_desc {
     ptxq_gemm_scaling scaling;
     const ptxq_tensor *a_scale; /* see the table above; device data */
     const ptxq_tensor *b_scale;
-    int tile_n;                 /* 0 = chosen by the runtime, else 128, 160 or 192 */
+    int tile_n;                 /* 0 = chosen by the runtime, else 128, 160 or 192 (BF16: or 256) */
     int group_m;                /* grouped rasterization: M tiles per group (0 = default, 8) */
     int cluster;                /* 0 = chosen by the runtime; 1; 2 = CTA pairs along M that share
                                    each B tile through TMA multicast (less L2 traffic) */
@@ -467,12 +472,13 @@ typedef struct ptxq_gemm_desc {
                                       each row (< 0: padding) */
     int split_k;                /* 0 = the runtime's pick (1 without a workspace), 1 = none, or
                                    2..64 (needs the workspace) */
-    uint64_t workspace;         /* device memory for split-K, 0 = none */
+    uint64_t workspace;         /* device memory for split-K and MX's BF16 copies, 0 = none */
     size_t workspace_bytes;
     int store;                  /* epilogue: 0 = chosen by the runtime, 1 = TMA store (the tile
                                    staged in shared memory, written by bulk tensor copies) where
                                    the call allows it: BF16 D without c, bias or grouping, 16-byte
-                                   aligned D rows and batches, tile_n 128 or 192, E4M3 x E4M3;
+                                   aligned D rows and batches, tile_n 128 or 192 (BF16: 256
+                                   too), E4M3 x E4M3 or BF16 x BF16;
                                    elsewhere as 0; -1 = stores straight from registers */
     ptxq_gemm_mx_path mx_path;  /* MX scaling only: see ptxq_gemm_mx_path */
 } ptxq_gemm_desc;
@@ -500,11 +506,13 @@ typedef struct ptxq_gemm_plan {
 } ptxq_gemm_plan;
 ptxq_status ptxq_gemm_plan_for(ptxq_context *ctx, const ptxq_gemm_desc *desc, const ptxq_tensor *a,
                                const ptxq_tensor *b, const ptxq_tensor *d, ptxq_gemm_plan *plan);
-/* Bytes of workspace the call would use for split-K (0: it would not split), with the split the
+/* Bytes of workspace the call would use (0: none): MX's BF16 copies where the runtime would take the
+ * dequantize path given them (or desc->mx_path asks for it), plus split-K with the split the
  * runtime picks for desc->split_k = 0 (or the one given). */
 ptxq_status ptxq_gemm_workspace_size(const ptxq_gemm_desc *desc, const ptxq_tensor *a,
                                      const ptxq_tensor *b, const ptxq_tensor *d, size_t *bytes);
-/* One launch on stream; writes d (and the workspace) only. A call that fails leaves d untouched. */
+/* One GEMM launch on stream (MX dequantize path: two decode launches before it; split-K: a memset
+ * of its counters); writes d (and the workspace) only. A call that fails leaves d untouched. */
 ptxq_status ptxq_gemm(ptxq_context *ctx, const ptxq_gemm_desc *desc, const ptxq_tensor *a,
                       const ptxq_tensor *b, const ptxq_tensor *d, void *stream);
 

@@ -670,15 +670,18 @@ static int mx_dequant_plan(const ptxq_gemm_desc *desc, const ptxq_tensor *a, con
     /* without a workspace (ptxq_gemm_workspace_size) the copies get a stand-in address: the
      * plan is only measured then, never launched */
     uint64_t ws = desc->workspace ? desc->workspace : 256;
+    /* the decode kernel counts blocks in 32 bits (grid-stride: below 2^31 so that the index
+     * cannot wrap); L * M and Lb * N are below 2^62 (each factor below 2^31), so dividing first
+     * keeps every product in range */
+    int64_t nj = pm->K / 32, lim = (int64_t)1 << 31;
+    if (pm->L * pm->M > lim / nj || pm->Lb * pm->N > lim / nj)
+        return ptxq_fail(PTXQ_ERR_SHAPE, "gemm: MX dequantize path: 2^31 or more scale blocks in "
+                         "an operand (use mx_path PROMOTE)");
     size_t abytes = align256((size_t)(pm->L * pm->M * pm->K * 2));
     size_t bbytes = align256((size_t)(pm->Lb * pm->N * pm->K * 2));
     x->bytes = abytes + bbytes;
     x->a16 = bf16_copy(a, ws);
     x->b16 = bf16_copy(b, ws + abytes);
-    int64_t nj = pm->K / 32;
-    if (pm->L * pm->M * nj >= ((int64_t)1 << 32) || pm->Lb * pm->N * nj >= ((int64_t)1 << 32))
-        return ptxq_fail(PTXQ_ERR_SHAPE, "gemm: MX dequantize path: more than 2^32 scale blocks "
-                         "in an operand (use mx_path PROMOTE)");
     const ptxq_gemm_args *g = &pm->args;
     int e5a = a->dtype == PTXQ_E5M2, e5b = b->dtype == PTXQ_E5M2;
     x->qa = (ptxq_gemm_dq_args){a->data, g->sa, x->a16.data, pm->lda, pm->a_bs, g->sam, g->sa_bs,
@@ -707,7 +710,9 @@ static int plan_call(const ptxq_gemm_desc *desc, const ptxq_tensor *a, const ptx
     if (desc->mx_path < PTXQ_GEMM_MX_AUTO || desc->mx_path > PTXQ_GEMM_MX_DEQUANTIZE)
         return ptxq_fail(PTXQ_ERR_INVALID_ARGUMENT, "gemm: mx_path %d; 0 (auto), 1 (promote) or "
                          "2 (dequantize)", (int)desc->mx_path);
-    if (desc->scaling == PTXQ_GEMM_SCALE_MX && desc->mx_path != PTXQ_GEMM_MX_PROMOTE) {
+    /* MX: an empty call (K = 0: D = beta C + bias; nothing to enqueue) has nothing to decode */
+    int empty = p->M == 0 || p->N == 0 || p->L == 0 || p->K == 0;
+    if (desc->scaling == PTXQ_GEMM_SCALE_MX && desc->mx_path != PTXQ_GEMM_MX_PROMOTE && !empty) {
         int forced = desc->mx_path == PTXQ_GEMM_MX_DEQUANTIZE;
         if ((st = mx_dequant_plan(desc, a, b, p, x))) {
             if (forced) return st;
@@ -718,9 +723,12 @@ static int plan_call(const ptxq_gemm_desc *desc, const ptxq_tensor *a, const ptx
                 return ptxq_fail(PTXQ_ERR_INVALID_ARGUMENT, "gemm: MX dequantize path needs "
                                  "desc.workspace of at least %zu bytes (ptxq_gemm_workspace_size; "
                                  "got %zu)", x->bytes, desc->workspace ? desc->workspace_bytes : 0);
-            if (!sizing && fits && desc->workspace % 256)
+            /* AUTO keeps masked groups on the promote path: the copies would cover every
+             * group's capacity rows, while the valid rows (device data) may be few */
+            int auto_ok = desc->grouping != PTXQ_GEMM_GROUP_MASKED && mx_prefers_dequant(p);
+            x->on = forced || (auto_ok && (sizing || fits));
+            if (x->on && !sizing && desc->workspace % 256)
                 return ptxq_fail(PTXQ_ERR_ALIGNMENT, "gemm: workspace must be 256-byte aligned");
-            x->on = forced || (mx_prefers_dequant(p) && (sizing || fits));
         }
         if (x->on && (st = plan_gemm(&x->d16, &x->a16, &x->b16, d, sms, p))) return st;
     }
@@ -821,6 +829,18 @@ ptxq_status ptxq_gemm(ptxq_context *ctx, const ptxq_gemm_desc *desc, const ptxq_
                             CU_TENSOR_MAP_SWIZZLE_128B, &mb)))
         return st;
     unsigned grid = grid_of(ctx, &p);
+    /* TMA store: D as BF16 {N, M, batches}; one box = one staging slab, 64 columns (128 bytes,
+     * the 128B-swizzle span) x 64 rows (a consumer warpgroup's rows). Encoded before anything is
+     * enqueued, like the other maps. */
+    CUtensorMap md;
+    if (p.store) {
+        cuuint64_t dd[3] = {(cuuint64_t)p.N, (cuuint64_t)p.M, (cuuint64_t)p.L};
+        cuuint64_t sd[2] = {p.args.ldd, p.args.d_bs};
+        cuuint32_t bd[3] = {64, 64, 1};
+        if ((st = ptxq_tmap_get(ctx, CU_TENSOR_MAP_DATA_TYPE_BFLOAT16, rank, p.args.d, dd, sd, bd,
+                                CU_TENSOR_MAP_SWIZZLE_128B, &md)))
+            return st;
+    }
     if (x.on) { /* MX dequantize path: A and B to BF16 in the workspace, in stream order */
         ptxq_gemm_dq_args *qs[2] = {&x.qa, &x.qb};
         for (int i = 0; i < 2; ++i) {
@@ -839,17 +859,6 @@ ptxq_status ptxq_gemm(ptxq_context *ctx, const ptxq_gemm_desc *desc, const ptxq_
         size_t ncnt = (p.ws_bytes - p.cnt_off) / 4;
         if ((r = drv->cuMemsetD32Async(p.args.cnt, 0, ncnt, (CUstream)stream)))
             return ptxq_cuda_fail(drv, r, "cuMemsetD32Async (split-K counters)");
-    }
-    /* TMA store: D as BF16 {N, M, batches}; one box = one staging slab, 64 columns (128 bytes,
-     * the 128B-swizzle span) x 64 rows (a consumer warpgroup's rows) */
-    CUtensorMap md;
-    if (p.store) {
-        cuuint64_t dd[3] = {(cuuint64_t)p.N, (cuuint64_t)p.M, (cuuint64_t)p.L};
-        cuuint64_t sd[2] = {p.args.ldd, p.args.d_bs};
-        cuuint32_t bd[3] = {64, 64, 1};
-        if ((st = ptxq_tmap_get(ctx, CU_TENSOR_MAP_DATA_TYPE_BFLOAT16, rank, p.args.d, dd, sd, bd,
-                                CU_TENSOR_MAP_SWIZZLE_128B, &md)))
-            return st;
     }
     void *params3[] = {&ma, &mb, &p.args}, *params4[] = {&ma, &mb, &md, &p.args};
     /* the kernel's own shared-memory size (gen/gemm.py geometry, recorded in the registry) */

@@ -270,6 +270,8 @@ static void test_validate_bf16_mx_path(void **state) {
     v.a.dtype = v.b.dtype = PTXQ_BF16;
     v.a.stride[0] = 524; /* 1048-byte rows */
     assert_int_equal(vrun(&v), PTXQ_ERR_ALIGNMENT);
+    v.a.stride[0] = 536; /* 1072-byte rows: fine in BF16 (not as 536 single bytes) */
+    assert_int_equal(vrun(&v), PTXQ_OK);
     vcase_make(&v, PTXQ_GEMM_SCALE_ROW, 1000, 1000, 520);
     v.a.dtype = v.b.dtype = PTXQ_BF16;
     assert_int_equal(vrun(&v), PTXQ_ERR_DTYPE); /* TENSOR only */
@@ -307,6 +309,31 @@ static void test_validate_bf16_mx_path(void **state) {
     assert_true(ws < copies);
     v.desc.mx_path = (ptxq_gemm_mx_path)3;
     assert_int_equal(vrun(&v), PTXQ_ERR_INVALID_ARGUMENT);
+    /* AUTO with a misaligned workspace where it promotes anyway: accepted */
+    vcase_make(&v, PTXQ_GEMM_SCALE_MX, 64, 7168, 1024);
+    v.desc.workspace = 0x1000010, v.desc.workspace_bytes = (size_t)1 << 30;
+    assert_int_equal(vrun(&v), PTXQ_OK);
+    /* forced DEQUANTIZE on an empty call (K = 0, M = 0): nothing to decode, no workspace asked */
+    vcase_make(&v, PTXQ_GEMM_SCALE_MX, 300, 520, 0);
+    v.desc.mx_path = PTXQ_GEMM_MX_DEQUANTIZE;
+    assert_int_equal(vrun(&v), PTXQ_OK);
+    assert_int_equal(ptxq_gemm_workspace_size(&v.desc, &v.a, &v.b, &v.d, &ws), PTXQ_OK);
+    assert_int_equal(ws, 0);
+    vcase_make(&v, PTXQ_GEMM_SCALE_MX, 0, 7168, 4096);
+    v.desc.mx_path = PTXQ_GEMM_MX_DEQUANTIZE;
+    assert_int_equal(ptxq_gemm_workspace_size(&v.desc, &v.a, &v.b, &v.d, &ws), PTXQ_OK);
+    assert_int_equal(ws, 0);
+    /* masked groups: AUTO promotes (the copies would cover every group's capacity rows) */
+    vcase_make(&v, PTXQ_GEMM_SCALE_MX, 4096, 7168, 2048);
+    v.a = ptxq_tensor_make(PTXQ_E4M3, 3, (int64_t[]){8, 4096, 2048}, 0x10000);
+    v.b = ptxq_tensor_make(PTXQ_E4M3, 3, (int64_t[]){8, 7168, 2048}, 0x20000);
+    v.d = ptxq_tensor_make(PTXQ_BF16, 3, (int64_t[]){8, 4096, 7168}, 0x30000);
+    ptxq_tensor grows = ptxq_tensor_make(PTXQ_I32, 1, (int64_t[]){8}, 0x60000);
+    v.desc.grouping = PTXQ_GEMM_GROUP_MASKED;
+    v.desc.group_rows = &grows;
+    v.desc.workspace = 0x1000000, v.desc.workspace_bytes = (size_t)1 << 34;
+    assert_int_equal(ptxq_gemm_kernel_for(&v.desc, &v.a, &v.b, &v.d, name, sizeof name), PTXQ_OK);
+    assert_int_equal(strncmp(name, "gemm_e4m3_e4m3_mx_n128", 22), 0);
     /* small M: AUTO promotes even with room for the copies (the decode of B costs more) */
     vcase_make(&v, PTXQ_GEMM_SCALE_MX, 64, 7168, 4096);
     v.desc.workspace = 0x1000000, v.desc.workspace_bytes = (size_t)1 << 30;
@@ -723,6 +750,8 @@ SCASE(test_bf16_n256_c2_ts, 1, 1, PTXQ_GEMM_SCALE_TENSOR, 300, 520, 1032, 256,
       c.a_type = c.b_type = PTXQ_BF16; c.cluster = 2)
 SCASE(test_bf16_n256_split, -1, 0, PTXQ_GEMM_SCALE_TENSOR, 77, 600, 4096, 256,
       c.a_type = c.b_type = PTXQ_BF16; c.cluster = 1; c.split_k = 2; c.d_type = PTXQ_F32)
+SCASE(test_bf16_padded, 0, 1, PTXQ_GEMM_SCALE_TENSOR, 200, 264, 520, 0,
+      c.a_type = c.b_type = PTXQ_BF16; c.pad_a = 24; c.batch = 2)
 SCASE(test_bf16_k0, 0, 1, PTXQ_GEMM_SCALE_TENSOR, 100, 200, 0, 0, c.a_type = c.b_type = PTXQ_BF16)
 SCASE(test_bf16_split, 1, 1, PTXQ_GEMM_SCALE_TENSOR, 64, 1000, 8192, 128,
       c.a_type = c.b_type = PTXQ_BF16; c.split_k = 4)
@@ -762,6 +791,9 @@ MCASE(test_mxdq_masked, 2, 1, 300, 256, 512, c.batch = 4; c.grouping = PTXQ_GEMM
 MCASE(test_mxdq_contig, 2, 1, 100, 256, 512, c.batch = 3; c.grouping = PTXQ_GEMM_GROUP_CONTIGUOUS)
 MCASE(test_mxdq_split, 2, 1, 64, 1000, 4096, c.split_k = 4)
 MCASE(test_mxdq_padded, 2, 1, 130, 200, 256, c.pad_a = 48)
+MCASE(test_mxdq_shared_scales, 2, 1, 100, 136, 256, c.batch = 3; c.b_shared = 1)
+MCASE(test_mxdq_m1, 2, 1, 1, 300, 512, (void)0)
+MCASE(test_mxdq_n1, 2, 1, 300, 1, 512, c.d_type = PTXQ_F32)
 MCASE(test_mx_auto_big, 0, 1, 4096, 7168, 1024, c.sample_rows = 32)
 MCASE(test_mx_auto_small, 0, 0, 64, 7168, 4096, c.sample_rows = 8)
 
@@ -793,6 +825,15 @@ static void test_refused_untouched(void **state) {
     ta.shape[1] = K;
     desc.scaling = PTXQ_GEMM_SCALE_BLOCK;
     assert_int_equal(ptxq_gemm(d->ctx, &desc, &ta, &tb, &td, d->stream), PTXQ_ERR_SCALE_SHAPE);
+    /* MX, dequantize path forced with a workspace one byte short of the BF16 copies */
+    uint64_t sx = dev_alloc(d, (size_t)(M + N) * (K / 32)), ws = dev_alloc(d, (size_t)(M + N) * K * 2);
+    dev_fill(d, sx, 127, (size_t)(M + N) * (K / 32));
+    ptxq_tensor tsa = ptxq_tensor_make(PTXQ_UE8M0, 2, (int64_t[]){M, K / 32}, sx);
+    ptxq_tensor tsb = ptxq_tensor_make(PTXQ_UE8M0, 2, (int64_t[]){N, K / 32}, sx + (uint64_t)(M * (K / 32)));
+    ptxq_gemm_desc mx = {.scaling = PTXQ_GEMM_SCALE_MX, .a_scale = &tsa, .b_scale = &tsb,
+                         .mx_path = PTXQ_GEMM_MX_DEQUANTIZE, .workspace = ws,
+                         .workspace_bytes = (size_t)(M + N) * K * 2 - 1};
+    assert_int_equal(ptxq_gemm(d->ctx, &mx, &ta, &tb, &td, d->stream), PTXQ_ERR_INVALID_ARGUMENT);
     dev_sync(d);
     uint16_t *h = malloc((size_t)(M * N) * 2);
     assert_non_null(h);
@@ -804,6 +845,8 @@ static void test_refused_untouched(void **state) {
     dev_free(d, b);
     dev_free(d, dd);
     dev_free(d, s);
+    dev_free(d, sx);
+    dev_free(d, ws);
     assert_int_equal(touched, 0);
 }
 
@@ -867,6 +910,7 @@ int main(void) {
         cmocka_unit_test(test_bf16_ts_n128_c2),
         cmocka_unit_test(test_bf16_n256_c2_ts),
         cmocka_unit_test(test_bf16_n256_split),
+        cmocka_unit_test(test_bf16_padded),
         cmocka_unit_test(test_bf16_k0),
         cmocka_unit_test(test_bf16_split),
         cmocka_unit_test(test_bf16_batch_general),
@@ -882,6 +926,9 @@ int main(void) {
         cmocka_unit_test(test_mxdq_contig),
         cmocka_unit_test(test_mxdq_split),
         cmocka_unit_test(test_mxdq_padded),
+        cmocka_unit_test(test_mxdq_shared_scales),
+        cmocka_unit_test(test_mxdq_m1),
+        cmocka_unit_test(test_mxdq_n1),
         cmocka_unit_test(test_mx_auto_big),
         cmocka_unit_test(test_mx_auto_small),
         cmocka_unit_test(test_mx_ts),

@@ -34,7 +34,7 @@ static uint8_t rand_fp8(rng64 *r, ptxq_dtype t) {
     return c;
 }
 
-/* Random BF16 with all 8 significant bits in use: |value| in [2^-3, 2^3), mostly positive. */
+/* Random BF16 with all 8 significant bits in use: values in [-2, 6), mostly positive, never 0. */
 static uint16_t rand_bf16(rng64 *r) {
     double v = (rng_uniform(r) * 4.0 - 1.0) * ldexp(1.0, (int)(rng_uniform(r) * 4.0) - 2);
     uint16_t h = ptxq_bf16_encode((float)v);
