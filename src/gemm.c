@@ -301,8 +301,10 @@ static int plan_gemm(const ptxq_gemm_desc *desc, const ptxq_tensor *a, const ptx
         return ptxq_fail(PTXQ_ERR_STRIDE, "gemm: a, b and d must be contiguous in their last dim");
     p->lda = (uint64_t)(p->M > 1 ? ma.rstride : (p->K > 0 ? p->K : 16)) * (uint64_t)p->esz;
     p->ldb = (uint64_t)(p->N > 1 ? mb.rstride : (p->K > 0 ? p->K : 16)) * (uint64_t)p->esz;
-    p->a_bs = p->L > 1 ? (uint64_t)ma.bstride * (uint64_t)p->esz : p->lda * (uint64_t)(p->M > 0 ? p->M : 1);
-    p->b_bs = p->Lb > 1 ? (uint64_t)mb.bstride * (uint64_t)p->esz : p->ldb * (uint64_t)(p->N > 0 ? p->N : 1);
+    p->a_bs = p->L > 1 ? (uint64_t)ma.bstride * (uint64_t)p->esz
+                       : p->lda * (uint64_t)(p->M > 0 ? p->M : 1);
+    p->b_bs = p->Lb > 1 ? (uint64_t)mb.bstride * (uint64_t)p->esz
+                        : p->ldb * (uint64_t)(p->N > 0 ? p->N : 1);
     if ((p->M > 1 && ma.rstride < p->K) || (p->N > 1 && mb.rstride < p->K))
         return ptxq_fail(PTXQ_ERR_STRIDE, "gemm: a/b rows overlap (row stride < K)");
     int64_t ldd = p->M > 1 ? md.rstride : p->N;
@@ -648,22 +650,6 @@ static int mx_prefers_dequant(const gemm_plan *p) {
 
 static size_t align256(size_t x) { return (x + 255) / 256 * 256; }
 
-/* a dense BF16 [batches?, rows, K] tensor of t's rank at ws */
-static ptxq_tensor bf16_copy(const ptxq_tensor *t, uint64_t ws) {
-    ptxq_tensor c;
-    memset(&c, 0, sizeof c);
-    c.dtype = PTXQ_BF16;
-    c.rank = t->rank;
-    int64_t st = 1;
-    for (int i = t->rank - 1; i >= 0; --i) {
-        c.shape[i] = t->shape[i];
-        c.stride[i] = st;
-        st *= t->shape[i] > 0 ? t->shape[i] : 1;
-    }
-    c.data = ws;
-    return c;
-}
-
 /* The copies and the decode launches, from the MX call's own plan pm (its scale strides). */
 static int mx_dequant_plan(const ptxq_gemm_desc *desc, const ptxq_tensor *a, const ptxq_tensor *b,
                            const gemm_plan *pm, mx_call *x) {
@@ -680,8 +666,9 @@ static int mx_dequant_plan(const ptxq_gemm_desc *desc, const ptxq_tensor *a, con
     size_t abytes = align256((size_t)(pm->L * pm->M * pm->K * 2));
     size_t bbytes = align256((size_t)(pm->Lb * pm->N * pm->K * 2));
     x->bytes = abytes + bbytes;
-    x->a16 = bf16_copy(a, ws);
-    x->b16 = bf16_copy(b, ws + abytes);
+    /* dense copies of a's and b's shapes (only an outer batch dim can be 0 here) */
+    x->a16 = ptxq_tensor_make(PTXQ_BF16, a->rank, a->shape, ws);
+    x->b16 = ptxq_tensor_make(PTXQ_BF16, b->rank, b->shape, ws + abytes);
     const ptxq_gemm_args *g = &pm->args;
     int e5a = a->dtype == PTXQ_E5M2, e5b = b->dtype == PTXQ_E5M2;
     x->qa = (ptxq_gemm_dq_args){a->data, g->sa, x->a16.data, pm->lda, pm->a_bs, g->sam, g->sa_bs,
