@@ -257,6 +257,10 @@ static int plan_shape(const ptxq_gemv_desc *d, const ptxq_tensor *a, const ptxq_
     g->y = y->data;
     g->ga = d->a_global;
     g->gx = d->x_global;
+    /* NVFP4: each chunk's two A scale bytes are one aligned u16 (the kernels' fast loop loads
+     * them so); otherwise every warp takes the loop with two byte loads */
+    if (s->fmt == 0 && g->ks1 == 1 && (g->as | g->as_m | g->as_l) % 2 == 0)
+        g->flags |= PTXQ_GEMV_FLAG_SPAIR;
     if (d->a_global) g->flags |= PTXQ_GEMV_FLAG_GA;
     if (d->x_global) g->flags |= PTXQ_GEMV_FLAG_GX;
     g->m = (uint32_t)s->M;
