@@ -2,7 +2,8 @@
  *
  * Everywhere (no GPU needed): ptxq_gemv_validate on good and bad arguments (status and message),
  * every gemv cubin's ptxas report (no spill, no stack frame), and with nvdisasm the SASS of every
- * gemv cubin: 128-bit global loads for A and x, no local memory, no tensor-core MMA.
+ * gemv cubin: 128-bit global loads for A and x (and NVFP4's scale pairs as 16-bit loads), no
+ * local memory, no tensor-core MMA.
  * On a GPU: every format x x dtype x y dtype against the float64 CPU reference (gemv_ref.c) on
  * ragged M, K with a half chunk (NVFP4, K % 32 == 16), batches, padded rows, M-major and 128x4
  * A scales, shared x, per-tensor scales, every plan (rows per thread x warps along K), and bad
@@ -261,20 +262,24 @@ static void test_sass(void **state) {
         const ptxq_kernel_info *k = &ks[i];
         if (st[i]) continue;
         /* A: one 16-byte load per row in the one-chunk loop and in the tail (more in the main
-         * loop); x: at least one more of each. Other loads: scale bytes, the 8-byte half chunk of
-         * an NVFP4 row, the two per-tensor scale words. */
+         * loop); x: at least one more of each. Other loads: scale bytes (NVFP4's pairs as one
+         * 16-bit load each in the fast loops), the 8-byte half chunk of an NVFP4 row, the two
+         * per-tensor scale words. */
         int want128 = 2 * (kernel_rows(k->name) + 1);
         /* the bulk-copy ring kernels (sm_90a) read A from shared memory: LDG.128 for x only */
         int ring = k->name[strlen(k->name) - 1] == 'b' && !strcmp(k->target, "sm_90a");
         if (ring) want128 = 1;
+        /* NVFP4 (not the ring): the fast one-chunk loop loads R + 1 scale pairs as LDG.U16 */
+        int want16 = !strncmp(k->name, "gemv_nvfp4_", 11) && !ring ? kernel_rows(k->name) + 1 : 0;
         int other = sass_ldg_total(&h[i]) - h[i].ldg[SASS_W128] - h[i].ldg[SASS_W8] -
-                    h[i].ldg[SASS_W64];
+                    h[i].ldg[SASS_W16] - h[i].ldg[SASS_W64];
         if (h[i].ldg[SASS_W128] < want128 || (ring && h[i].ldg[SASS_W128] > 2) || other > 2 ||
+            h[i].ldg[SASS_W16] < want16 ||
             h[i].ldl || h[i].stl ||
             (!strcmp(k->target, "sm_90a") && h[i].mma)) {
-            print_error("%s %s: LDG.128 %d (want >= %d), other LDG %d, LDL/STL %d/%d, MMA %d\n",
-                        k->name, k->target, h[i].ldg[SASS_W128], want128, other, h[i].ldl,
-                        h[i].stl, h[i].mma);
+            print_error("%s %s: LDG.128 %d (want >= %d), LDG.U16 %d (want >= %d), other LDG %d, "
+                        "LDL/STL %d/%d, MMA %d\n", k->name, k->target, h[i].ldg[SASS_W128],
+                        want128, h[i].ldg[SASS_W16], want16, other, h[i].ldl, h[i].stl, h[i].mma);
             ++bad;
         }
     }
