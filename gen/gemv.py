@@ -517,7 +517,8 @@ class GV:
 
     def scale_bytes(self, tag, addr, next_addr, which, pred, pf, pany):
         """A chunk's scale byte(s) into .b32 registers: its first block's at addr (any lane with
-        data), NVFP4's second after the instruction next_addr moves addr (whole chunks only)."""
+        data), NVFP4's second at the address the instruction next_addr writes to {d} (whole chunks
+        only; addr itself is left as it is: the fast copy chains the next row's from it)."""
         k = self.k
         if self.nv and not pred and self.fast:
             reg = k.reg(".b32", f"{tag}_p")
@@ -528,8 +529,9 @@ class GV:
             self.zero(regs)
         self.ld([regs[0]], addr, which, pany if pred else None)
         if self.nv:
-            k(next_addr)
-            self.ld([regs[1]], addr, which, pf if pred else None)
+            a2 = k.reg(".b64", "t_saddr2")
+            k(next_addr.format(d=a2))
+            self.ld([regs[1]], a2, which, pf if pred else None)
         return regs
 
     def chunk_k(self, c, tag):
@@ -596,7 +598,7 @@ class GV:
             if self.same:
                 sa = k.reg(".b64", f"xsaddr{u}")
                 k(f"mad.wide.u32 {sa}, {kk}, %a_xs_k, %xsrow")
-                xsb.append(self.scale_bytes(f"xs{sfx}{u}", sa, f"add.u64 {sa}, {sa}, %xs_k64", "x",
+                xsb.append(self.scale_bytes(f"xs{sfx}{u}", sa, f"add.u64 {{d}}, {sa}, %xs_k64", "x",
                                             pred, pf, pany))
             # A scale k offset, shared by the R rows
             ko = k.reg(".b32", f"koff{u}")
@@ -619,7 +621,9 @@ class GV:
                     base = 0 if self.fast else r
                     k(f"mad.wide.u32 {aa}, {cs[u]}, 16, %abase{base}")
                     k(f"mad.wide.u32 {sa}, {ko}, %a_unit, %sbase{base}")
-                nxt = f"mad.wide.u32 {sa}, {ko1}, %a_unit, %sbase{0 if self.fast else r}"
+                # NVFP4's second scale byte (byte loads: the tail trip, or the slow copy)
+                nxt = (f"mad.wide.u32 {{d}}, %a_ks1, %a_unit, {sa}" if self.fast else
+                       f"mad.wide.u32 {{d}}, {ko1}, %a_unit, %sbase{r}")
                 words = [k.reg(".b32", f"a{sfx}{u}_{r}_{j}") for j in range(4)]
                 if pred:
                     self.zero(words)
@@ -1014,7 +1018,7 @@ class GV:
         kk = self.chunk_k(c, "0")
         sa = k.reg(".b64", "xsaddr0")
         k(f"mad.wide.u32 {sa}, {kk}, %a_xs_k, %xsrow")
-        xsb = self.scale_bytes("xs0", sa, f"add.u64 {sa}, {sa}, %xs_k64", "x", True, pv, pv)
+        xsb = self.scale_bytes("xs0", sa, f"add.u64 {{d}}, {sa}, %xs_k64", "x", True, pv, pv)
         slot, par = k.reg(".b32", "slot"), k.reg(".b32", "par")
         k(f"and.b32 {slot}, %bi, {D - 1}")
         k(f"shr.u32 {par}, %bi, {lg}")

@@ -257,9 +257,11 @@ static int plan_shape(const ptxq_gemv_desc *d, const ptxq_tensor *a, const ptxq_
     g->y = y->data;
     g->ga = d->a_global;
     g->gx = d->x_global;
-    /* NVFP4: each chunk's two A scale bytes are one aligned u16 (the kernels' fast loop loads
-     * them so); otherwise every warp takes the loop with two byte loads */
-    if (s->fmt == 0 && g->ks1 == 1 && (g->as | g->as_m | g->as_l) % 2 == 0)
+    /* NVFP4: each chunk's two scale bytes, A's and (x in NVFP4 too) x's, are one aligned u16
+     * (the kernels' fast loop loads them so); otherwise every warp takes the loop with two byte
+     * loads */
+    if (s->fmt == 0 && g->ks1 == 1 && (g->as | g->as_m | g->as_l) % 2 == 0 &&
+        (s->xk != 0 || (g->xs_k == 1 && (g->xs | g->xs_l) % 2 == 0)))
         g->flags |= PTXQ_GEMV_FLAG_SPAIR;
     if (d->a_global) g->flags |= PTXQ_GEMV_FLAG_GA;
     if (d->x_global) g->flags |= PTXQ_GEMV_FLAG_GX;
@@ -313,7 +315,12 @@ static double score_plan(const gemv_shape *s, const char *target, int sms, int r
     static const double reuse_fp4[5] = {0, 0.6, 0.8, 0, 1.0}, reuse_fp8[5] = {0, 0.9, 1.0, 0, 1.0};
     double reuse = s->fmt < 2 ? reuse_fp4[rows] : reuse_fp8[rows];
     double t = (double)(trips > 0 ? trips : 1);
-    return fill * tail * lanes * rows_eff * reuse * (t / (t + 0.5));
+    /* FP4 x FP4 (the dp4a kernels, whose fast loop issues a trip's loads first): 2 trips a warp
+     * are as good as more, and more CTAs shorten the last wave: the H100 sweep (bench gemv
+     * --sweep, RESULTS.md) has its best plan at the largest k-warps with 2 trips on all four
+     * default shapes. Elsewhere each extra trip still helps. */
+    double tf = s->fmt < 2 && s->xk == 0 ? (trips >= 2 ? 1.0 : 0.85) : t / (t + 0.5);
+    return fill * tail * lanes * rows_eff * reuse * tf;
 }
 
 static int choose_plan(const gemv_shape *s, const ptxq_gemv_desc *d, const char *target, int sms,
