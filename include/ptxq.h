@@ -264,7 +264,9 @@ ptxq_status ptxq_quantize(ptxq_context *ctx, const ptxq_quant_desc *desc, const 
  *            multiples of 16 bytes (E2M1: stride % 32 == 0, E4M3: % 16) where that dim exceeds 1.
  *   a_scale  PTXQ_SCALE_STRIDED: [M, K/B] or [L, M, K/B] (as a), one byte each, any strides.
  *            Row-major [L][M][K/B] is what ptxq_quantize writes (PTXQ_SCALE_STRIDED); the M-major
- *            layout (rows innermost) is strides too.
+ *            layout (rows innermost) is strides too. NVFP4 runs fastest where each pair of
+ *            scales (2j, 2j+1) of a row is one aligned 16-bit word, for A and for an NVFP4 x: K
+ *            stride 1 and even base and pitches, or 128x4; other layouts take a slower loop.
  *            PTXQ_SCALE_128x4 (desc.a_scale_layout): rank 1, contiguous, at least L * S bytes with
  *            S = ceil(M/128) * ceil((K/B)/4) * 512; batch l starts at l * S and scale (m, kb) is at
  *            ((m/128) * ceil((K/B)/4) + kb/4) * 512 + (m%32) * 16 + ((m/32)%4) * 4 + kb%4, the
@@ -315,9 +317,9 @@ typedef struct ptxq_gemv_desc {
     unsigned flags;                   /* PTXQ_GEMV_NO_PDL | PTXQ_GEMV_STATIC_WEIGHTS, 0 = PDL */
     int prefetch_trips;               /* L2 prefetch depth: 0 = chosen by the runtime, -1 =
                                          none, else 1..64 trips (of 32 * k_warps chunks a row) */
-    int pipelined;                    /* NVFP4 x NVFP4: 0 = chosen by the runtime (the ring
-                                         where STATIC_WEIGHTS lets it fill before the PDL
-                                         wait and the shape allows it), 1 = the
+    int pipelined;                    /* NVFP4 x NVFP4: 0 = chosen by the runtime (the
+                                         pipelined twin on >= 4 TB/s DRAM where a warp makes
+                                         >= 4 trips, else the plain kernel), 1 = the
                                          software-pipelined kernel (next trip's loads before this
                                          trip's decode), 2 = the bulk-copy ring kernel (A and
                                          its scales streamed into shared memory; needs K % 256

@@ -28,8 +28,8 @@
  * kernel. Measured on an H200 against plain launches: +1.5 to +6.5 points of %copy on the
  * hackathon shapes (the next kernel's CTAs are resident and set up when the previous one ends).
  * NVFP4 x NVFP4 takes its software-pipelined twin where a warp makes >= 4 trips on >= 4 TB/s
- * DRAM (pipe_auto), the bulk-copy ring with PTXQ_GEMV_STATIC_WEIGHTS (bulk_auto), and
- * MXFP8 x MXFP8 a 1-trip L2 prefetch up to 8 waves (prefetch_depth): each was measured. */
+ * DRAM (pipe_auto), the bulk-copy ring only when asked (bulk_auto), and NVFP4 and MXFP8 with x
+ * in A's format a 1-trip L2 prefetch up to 8 waves (prefetch_depth): each was measured. */
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -374,21 +374,21 @@ static int bulk_ok(const gemv_shape *s) {
            g->as % 16 == 0 && g->as_m % 16 == 0 && g->as_l % 16 == 0;
 }
 
-/* The automatic choice of the bulk-copy ring kernel: only where A may be read before the PDL wait
- * (PTXQ_GEMV_STATIC_WEIGHTS with PDL), so the ring's first stages fill while the previous kernel
- * finishes. Measured on an H100 (bench gemv --pdl on,early --pipelined 0,2,-1, one call): with
- * the early fill the ring beats the best other NVFP4 kernel on all four bench shapes (+6.8, +0.5,
- * +5.8 and +1.1 points of copy); after the wait it loses 2.5 to 5 points (a lane-0 issued ring
- * has a longer first-byte latency than 16-byte loads from every lane). PTXQ_GEMV_BULK=0|1 forces
- * it (experiments, read once per thread). */
+/* The automatic choice of the bulk-copy ring kernel: never since the plain kernels' fast loop
+ * (gen/gemv.py, "two copies of the loops"). Measured on an H100 with PTXQ_GEMV_STATIC_WEIGHTS
+ * (bench gemv --pdl early --pipelined -1,2, the ring's best case: its first stages fill before
+ * the PDL wait): plain 91.0 / 97.5 / 79.6 / 106.7% of copy, ring 90.4 / 91.6 / 80.7 / 101.3% on
+ * the four bench shapes; before, the ring had won by 0.5 to 6.8 points. desc.pipelined = 2 still
+ * asks for it; PTXQ_GEMV_BULK=1 makes it the automatic choice wherever the shape allows it
+ * (experiments and tests, read once per thread). */
 static int bulk_auto(int early) {
     static _Thread_local int env = -2;
     if (env == -2) {
         const char *e = getenv("PTXQ_GEMV_BULK");
         env = e && *e ? atoi(e) : -1;
     }
-    if (env >= 0) return env > 0;
-    return early;
+    (void)early;
+    return env > 0;
 }
 
 /* Swaps in the software-pipelined twin ("...s") or the bulk-copy ring kernel ("...b"), NVFP4 x
@@ -454,11 +454,13 @@ static int memo_plan(const gemv_shape *s, const ptxq_gemv_desc *d, const char *t
 }
 
 /* L2 prefetch depth in trips (a trip: each thread one chunk of each of its R rows), at most the
- * warp's trips along K. Automatic depth, measured on an H200 (bench gemv --prefetch 0,1, two
- * runs): MXFP8 x MXFP8 with at most 8 waves of CTAs takes 1 trip (+0.4 to +2.2 points of %copy
- * on the three hackathon shapes, +1.5 to +3.3 with PTXQ_GEMV_STATIC_WEIGHTS; -1.5 on the
- * 12-wave 16384 x 16384 x 4); everything else none (FP4: -1 to -5 points with 1 trip, up to -15
- * with all trips). PTXQ_GEMV_PREFETCH=n forces the automatic depth (an experiment knob);
+ * warp's trips along K. Automatic depth: NVFP4 and MXFP8 with x in A's format and at most 8
+ * waves of CTAs take 1 trip, everything else none. Measured with bench gemv --prefetch 0,1:
+ * MXFP8 on an H200, +0.4 to +2.2 points of %copy on the three hackathon shapes (+1.5 to +3.3
+ * with PTXQ_GEMV_STATIC_WEIGHTS; -1.5 on the 12-wave 16384 x 16384 x 4); NVFP4 on an H100 with
+ * the fast-loop kernels, +1.0 on each hackathon shape (the older FP4 kernels lost 1 to 5 points
+ * with it). MXFP4 was measured only with STATIC_WEIGHTS (+0.9, -0.4, +3.3): not yet taken. All
+ * trips lost up to 15. PTXQ_GEMV_PREFETCH=n forces the automatic depth (an experiment knob);
  * desc.prefetch_trips overrides both. */
 static int prefetch_depth(const gemv_shape *s, const ptxq_gemv_desc *d, const ptxq_gemv_plan *p,
                           int sms) {
@@ -475,7 +477,7 @@ static int prefetch_depth(const gemv_shape *s, const ptxq_gemv_desc *d, const pt
             want = env;
         } else {
             int64_t slots = (int64_t)(sms > 0 ? sms : 1) * (p->ctas_per_sm > 0 ? p->ctas_per_sm : 1);
-            want = s->fmt == 2 && s->xk == 0 && (int64_t)p->grid <= 8 * slots ? 1 : 0;
+            want = s->fmt != 1 && s->xk == 0 && (int64_t)p->grid <= 8 * slots ? 1 : 0;
         }
     }
     return (int)(want < trips ? want : trips);
