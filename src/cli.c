@@ -3,7 +3,7 @@
  *
  *   ptxq info                                     library, build and device report
  *   ptxq kernels [--target T] [--family F] [--no-sass]
- *   ptxq sass KERNEL [--target T]
+ *   ptxq sass KERNEL [--target T] [--loads OPCODE]
  *   ptxq bench FAMILY [args...]                   bench/bench_<family>.c
  *   ptxq check FAMILY [args...]
  */
@@ -37,8 +37,10 @@ static void usage(FILE *f) {
             "  kernels [--target T] [--family F] [--no-sass]\n"
             "                                every embedded cubin: launch shape, ptxas report and\n"
             "                                (with nvdisasm) an instruction histogram\n"
-            "  sass KERNEL [--target T]      SASS of an embedded cubin (default target: the\n"
-            "                                device's, else sm_90a)\n"
+            "  sass KERNEL [--target T] [--loads OPCODE]\n"
+            "                                SASS of an embedded cubin (default target: the\n"
+            "                                device's, else sm_90a); --loads: where the LDGs of the\n"
+            "                                first loop holding OPCODE (e.g. IDP, FFMA) sit\n"
             "  bench FAMILY [args]           benchmark a kernel family (FAMILY: %s)\n"
             "  check FAMILY [args]           check a kernel family against the CPU reference\n"
             "  help                          this text\n"
@@ -333,10 +335,14 @@ static void print_targets_of(const char *name, FILE *f) {
     fprintf(f, "\n");
 }
 
-static int parse_sass_args(int argc, char **argv, const char **name, const char **target) {
-    *name = *target = NULL;
+static int parse_sass_args(int argc, char **argv, const char **name, const char **target,
+                           const char **loads) {
+    *name = *target = *loads = NULL;
     for (int i = 1; i < argc; ++i) {
         int r = opt_value(argc, argv, &i, "--target", target);
+        if (r == 1) continue;
+        if (r < 0) return -1;
+        r = opt_value(argc, argv, &i, "--loads", loads);
         if (r == 1) continue;
         if (r < 0) return -1;
         if (argv[i][0] == '-' || *name) {
@@ -351,8 +357,8 @@ static int parse_sass_args(int argc, char **argv, const char **name, const char 
 }
 
 static int cmd_sass(int argc, char **argv) {
-    const char *name, *target;
-    if (parse_sass_args(argc, argv, &name, &target) != 0) return 2;
+    const char *name, *target, *loads;
+    if (parse_sass_args(argc, argv, &name, &target, &loads) != 0) return 2;
     ptxq_kernel_info k;
     if (ptxq_kernel_find(name, NULL, &k) != PTXQ_OK) {
         fprintf(stderr, "ptxq sass: unknown kernel '%s' (see `ptxq kernels`)\n", name);
@@ -377,8 +383,21 @@ static int cmd_sass(int argc, char **argv) {
     printf("// %s %s (%zu-byte cubin, %s)\n%s", k.name, k.target, k.cubin_size, k.origin, text);
     printf("// ");
     sass_hist_print(&h, stdout);
+    int rc = 0;
+    if (loads) {
+        /* a streaming loop whose loads all precede its first compute instruction waits on
+         * memory once a trip; loads after it mean ptxas sank them below the compute */
+        sass_loop lp;
+        if (sass_loop_loads(text, loads, &lp) == 0) {
+            printf("// loop at instruction %d: %d instructions, %d LDG, %d of them after the first "
+                   "%s (at +%d)\n", lp.first, lp.length, lp.loads, lp.late, loads, lp.marker);
+        } else {
+            printf("// no loop holds an instruction starting with %s\n", loads);
+            rc = 1;
+        }
+    }
     free(text);
-    return 0;
+    return rc;
 }
 
 /* ---- bench / check ------------------------------------------------------------------------ */

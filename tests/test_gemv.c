@@ -238,6 +238,41 @@ static int kernel_rows(const char *name) {
     return r ? atoi(r + 1) : 0;
 }
 
+/* The fast loop of the rows-per-thread-4 FP4 x FP4 kernels (sm_90a; the first loop with an IDP)
+ * issues every load of a trip, A's scale pairs included, before its first dp4a: where ptxas
+ * sinks a load below the decode, each trip waits on memory twice (gen/gemv.py, "Two copies of
+ * the loops"). */
+static void test_sass_load_order(void **state) {
+    (void)state;
+    char path[4096];
+    if (sass_find_nvdisasm(path, sizeof path) != 0) {
+        printf("[ SKIP     ] %s\n", sass_nvdisasm_hint());
+        skip();
+    }
+    static const char *const names[2] = {"gemv_nvfp4_nvfp4_r4", "gemv_mxfp4_mxfp4_r4"};
+    ptxq_kernel_info *ks;
+    int n = gemv_kernels(&ks);
+    for (int i = 0; i < 2; ++i) {
+        const ptxq_kernel_info *e = NULL;
+        for (int j = 0; j < n; ++j)
+            if (!strcmp(ks[j].name, names[i]) && !strcmp(ks[j].target, "sm_90a")) e = &ks[j];
+        assert_non_null(e);
+        char err[512] = "";
+        char *text = sass_disassemble(e->cubin, e->cubin_size, err, sizeof err);
+        if (!text) print_error("%s: %s\n", names[i], err);
+        assert_non_null(text);
+        sass_loop lp;
+        int rc = sass_loop_loads(text, "IDP", &lp);
+        free(text);
+        printf("[ INFO     ] %s sm_90a fast loop: %d instructions, %d LDG, %d after the first "
+               "IDP\n", names[i], lp.length, lp.loads, lp.late);
+        assert_int_equal(rc, 0);
+        assert_int_equal(lp.loads, 2 * (4 + 1)); /* A and its scales per row, x and its scales */
+        assert_int_equal(lp.late, 0);
+    }
+    free(ks);
+}
+
 static void test_sass(void **state) {
     (void)state;
     char path[4096];
@@ -834,6 +869,7 @@ int main(void) {
         cmocka_unit_test(test_validate_bad),
         cmocka_unit_test(test_registry),
         cmocka_unit_test(test_sass),
+        cmocka_unit_test(test_sass_load_order),
         cmocka_unit_test(test_all_combinations),
         cmocka_unit_test(test_layouts),
         cmocka_unit_test(test_every_plan),

@@ -206,6 +206,43 @@ static void test_hist_print(void **state) {
     assert_non_null(strstr(line, "ldl/stl 2/1"));
 }
 
+/* Loops and where their loads sit: two loops, the first without the marker; a forward branch
+ * is not a loop; the second loop has one load before its first IDP and one after. */
+static void test_loop_loads(void **state) {
+    (void)state;
+    static const char text[] =
+        "        /*0000*/                   MOV R1, c[0x0][0x28] ;\n"
+        ".L_x_0:\n"
+        "        /*0010*/                   IADD3 R2, R2, 0x1, RZ ;\n"
+        "        /*0020*/                   LDG.E.128 R4, desc[UR4][R8.64] ;\n"
+        "        /*0030*/               @P0 BRA `(.L_x_0) ;\n"
+        "        /*0040*/               @P1 BRA `(.L_x_2) ;\n"
+        ".L_x_1:\n"
+        "        /*0050*/                   LDG.E.NA.LTC256B.128.CONSTANT R12, desc[UR4][R10.64] ;\n"
+        "        /*0060*/                   PRMT R14, R3, R12, R5 ;\n"
+        "        /*0070*/                   IDP.4A.S8.S8 R16, R14, R4, R16 ;\n"
+        "        /*0080*/                   LDG.E.NA.U16.CONSTANT R18, desc[UR4][R10.64] ;\n"
+        "        /*0090*/                   IDP.4A.S8.S8 R16, R18, R4, R16 ;\n"
+        "        /*00a0*/              @!P2 BRA `(.L_x_1) ;\n"
+        ".L_x_2:\n"
+        "        /*00b0*/                   EXIT ;\n";
+    sass_loop lp;
+    assert_int_equal(sass_loop_loads(text, "IDP", &lp), 0);
+    assert_int_equal(lp.first, 5);
+    assert_int_equal(lp.length, 6);
+    assert_int_equal(lp.marker, 2);
+    assert_int_equal(lp.loads, 2);
+    assert_int_equal(lp.late, 1);
+    assert_int_equal(sass_loop_loads(text, "IADD3", &lp), 0); /* the first loop */
+    assert_int_equal(lp.first, 1);
+    assert_int_equal(lp.length, 3);
+    assert_int_equal(lp.loads, 1);
+    assert_int_equal(lp.late, 1);
+    assert_int_equal(sass_loop_loads(text, "HMMA", &lp), -1);
+    assert_int_equal(sass_loop_loads(text, "", &lp), -1);
+    assert_int_equal(sass_loop_loads(NULL, "IDP", &lp), -1);
+}
+
 /* PTXQ_NVDISASM is the only candidate when set. */
 static void test_find_env(void **state) {
     (void)state;
@@ -360,6 +397,7 @@ int main(void) {
         cmocka_unit_test(test_hist_sm120),
         cmocka_unit_test(test_hist_not_instructions),
         cmocka_unit_test(test_hist_print),
+        cmocka_unit_test(test_loop_loads),
         cmocka_unit_test(test_find_env),
         cmocka_unit_test(test_disassemble_errors),
         cmocka_unit_test(test_quant_text),

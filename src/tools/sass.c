@@ -356,6 +356,117 @@ void sass_histogram(const char *text, sass_hist *h) {
     }
 }
 
+/* ---- loops -------------------------------------------------------------------------------- */
+
+/* A label line ".L_x_12:" -> its name (without the ':') into name; 0 if not a label. */
+static int line_label(const char *s, const char *end, char *name, size_t n) {
+    while (s < end && (*s == ' ' || *s == '\t')) ++s;
+    size_t len = 0;
+    while (s + len < end && (isalnum((unsigned char)s[len]) || s[len] == '_' || s[len] == '.'))
+        ++len;
+    if (len == 0 || len >= n || s[0] != '.' || s + len >= end || s[len] != ':') return 0;
+    memcpy(name, s, len);
+    name[len] = 0;
+    return 1;
+}
+
+/* The label a BRA line branches to ("BRA `(.L_x_6) ;" -> ".L_x_6"); 0 if none. */
+static int bra_target(const char *s, const char *end, char *name, size_t n) {
+    const char *p = s;
+    while (p + 3 <= end && strncmp(p, "BRA", 3) != 0) ++p;
+    while (p < end && *p != '.') ++p;
+    size_t len = 0;
+    while (p + len < end && (isalnum((unsigned char)p[len]) || p[len] == '_' || p[len] == '.'))
+        ++len;
+    if (len == 0 || len >= n) return 0;
+    memcpy(name, p, len);
+    name[len] = 0;
+    return 1;
+}
+
+typedef struct sass_label {
+    char name[32];
+    int at; /* index of the instruction that follows it */
+} sass_label;
+
+int sass_loop_loads(const char *text, const char *marker, sass_loop *out) {
+    memset(out, 0, sizeof *out);
+    if (!text || !marker || !*marker) return -1;
+    /* pass 1: labels, by instruction index */
+    int nlab = 0, cap = 0, ninsn = 0;
+    sass_label *lab = NULL;
+    for (const char *s = text; *s;) {
+        const char *end = strchr(s, '\n');
+        if (!end) end = s + strlen(s);
+        char op[128], name[32];
+        if (line_opcode(s, end, op, sizeof op)) {
+            ++ninsn;
+        } else if (line_label(s, end, name, sizeof name)) {
+            if (nlab == cap) {
+                cap = cap ? 2 * cap : 64;
+                sass_label *g = realloc(lab, (size_t)cap * sizeof *lab);
+                if (!g) {
+                    free(lab);
+                    return -1;
+                }
+                lab = g;
+            }
+            memcpy(lab[nlab].name, name, sizeof name);
+            lab[nlab++].at = ninsn;
+        }
+        s = *end ? end + 1 : end;
+    }
+    /* pass 2: each backward branch closes a loop [its label, the branch]; the first of them that
+     * holds the marker is measured (pass 3 walks the text again for that range) */
+    int found = -1, first = 0, last = 0, i = 0;
+    for (const char *s = text; *s && found < 0;) {
+        const char *end = strchr(s, '\n');
+        if (!end) end = s + strlen(s);
+        char op[128], name[32];
+        if (line_opcode(s, end, op, sizeof op)) {
+            if (!strncmp(op, "BRA", 3) && (op[3] == 0 || op[3] == '.') &&
+                bra_target(s, end, name, sizeof name)) {
+                for (int j = 0; j < nlab; ++j) {
+                    if (strcmp(lab[j].name, name) || lab[j].at > i) continue;
+                    int lo = lab[j].at, k = 0, mark = -1, loads = 0, late = 0;
+                    for (const char *t = text; *t && k <= i;) {
+                        const char *e = strchr(t, '\n');
+                        if (!e) e = t + strlen(t);
+                        char o[128];
+                        if (line_opcode(t, e, o, sizeof o)) {
+                            if (k >= lo) {
+                                if (mark < 0 && starts(o, marker)) mark = k - lo;
+                                if (starts(o, "LDG")) {
+                                    ++loads;
+                                    late += mark >= 0;
+                                }
+                            }
+                            ++k;
+                        }
+                        t = *e ? e + 1 : e;
+                    }
+                    if (mark >= 0) {
+                        found = 0;
+                        first = lo;
+                        last = i;
+                        out->marker = mark;
+                        out->loads = loads;
+                        out->late = late;
+                    }
+                    break;
+                }
+            }
+            ++i;
+        }
+        s = *end ? end + 1 : end;
+    }
+    free(lab);
+    if (found < 0) return -1;
+    out->first = first;
+    out->length = last - first + 1;
+    return 0;
+}
+
 int sass_hist_cubin(const unsigned char *cubin, size_t size, sass_hist *h, char *err, size_t errn) {
     char *text = sass_disassemble(cubin, size, err, errn);
     if (!text) {

@@ -87,6 +87,22 @@ void sass_histogram(const char *text, sass_hist *h);
 /* sass_disassemble + sass_histogram. 0 on success, -1 with err set. */
 int sass_hist_cubin(const unsigned char *cubin, size_t size, sass_hist *h, char *err, size_t errn);
 
+/* Where a loop's global loads sit (sass_loop_loads): a loop is a backward branch (BRA to a label
+ * at or before it) and the instructions from that label to the branch. */
+typedef struct sass_loop {
+    int first;  /* index of the loop's first instruction, counting instruction lines from 0 */
+    int length; /* instructions in the loop, the branch included */
+    int marker; /* offset in the loop of the first instruction whose opcode starts with marker */
+    int loads;  /* LDG instructions in the loop */
+    int late;   /* of which after the marker instruction */
+} sass_loop;
+
+/* The first loop (in text order of its branch) holding an instruction whose opcode starts with
+ * marker (e.g. "IDP", "FFMA"), and where its LDGs sit relative to the first such instruction: a
+ * streaming loop whose loads all come before its first compute instruction issues every load of
+ * a trip before waiting on any of them. 0 with *out filled, or -1 when no loop holds marker. */
+int sass_loop_loads(const char *text, const char *marker, sass_loop *out);
+
 /* Sums of ldg[] / stg[]. */
 int sass_ldg_total(const sass_hist *h);
 int sass_stg_total(const sass_hist *h);
