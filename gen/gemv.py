@@ -480,6 +480,14 @@ class GV:
         k(f"selp.b64 {o64}, {o64}, {ostr}, %p_sf128")
         return o64
 
+    def row_address(self, dst, prev, r, idx, mul, base, step, chained):
+        """Row r's address of element idx * mul into dst: chained, row r-1's (prev) plus the row
+        stride `step` (row 0 from %<base>0); else from row r's own base %<base><r>."""
+        if chained and r > 0:
+            self.k(f"add.u64 {dst}, {prev}, {step}")
+        else:
+            self.k(f"mad.wide.u32 {dst}, {idx}, {mul}, %{base}{0 if chained else r}")
+
     def row_bases(self):
         """One A and one scale base per row (the bulk ring, and the slow copy of the loops): rows
         past M are clamped to M - 1 (computed, never stored)."""
@@ -614,13 +622,10 @@ class GV:
             for r in range(R):
                 aa = k.reg(".b64", f"aaddr{u}_{r}")
                 sa = k.reg(".b64", f"saddr{u}_{r}")
-                if self.fast and r > 0:
-                    k(f"add.u64 {aa}, %aaddr{u}_{r - 1}, %a_a_m")
-                    k(f"add.u64 {sa}, %saddr{u}_{r - 1}, %srow")
-                else:
-                    base = 0 if self.fast else r
-                    k(f"mad.wide.u32 {aa}, {cs[u]}, 16, %abase{base}")
-                    k(f"mad.wide.u32 {sa}, {ko}, %a_unit, %sbase{base}")
+                self.row_address(aa, f"%aaddr{u}_{r - 1}", r, cs[u], 16, "abase", "%a_a_m",
+                                 self.fast)
+                self.row_address(sa, f"%saddr{u}_{r - 1}", r, ko, "%a_unit", "sbase", "%srow",
+                                 self.fast)
                 # NVFP4's second scale byte (byte loads: the tail trip, or the slow copy)
                 nxt = (f"mad.wide.u32 {{d}}, %a_ks1, %a_unit, {sa}" if self.fast else
                        f"mad.wide.u32 {{d}}, {ko1}, %a_unit, %sbase{r}")
@@ -824,13 +829,7 @@ class GV:
         k(f"setp.lt.u32 {pin}, {c}, %a_nch")
         aa = k.reg(".b64", "pf_a")
         for r in range(R):
-            if self.chain:
-                if r == 0:
-                    k(f"mad.wide.u32 {aa}, {c}, 16, %abase0")
-                else:
-                    k(f"add.u64 {aa}, {aa}, %a_a_m")
-            else:
-                k(f"mad.wide.u32 {aa}, {c}, 16, %abase{r}")
+            self.row_address(aa, aa, r, c, 16, "abase", "%a_a_m", self.chain)
             k(f"@{pin} prefetch.global.L2 [{aa}]")
         kk = self.chunk_k(c, "pf")
         ko, t = k.reg(".b32", "pf_ko"), k.reg(".b32", "t_k")
@@ -838,13 +837,7 @@ class GV:
         k(f"and.b32 {ko}, {kk}, %a_kmsk")
         k(f"mad.lo.u32 {ko}, {t}, %a_kmul, {ko}")
         for r in range(R):
-            if self.chain:
-                if r == 0:
-                    k(f"mad.wide.u32 {aa}, {ko}, %a_unit, %sbase0")
-                else:
-                    k(f"add.u64 {aa}, {aa}, %srow")
-            else:
-                k(f"mad.wide.u32 {aa}, {ko}, %a_unit, %sbase{r}")
+            self.row_address(aa, aa, r, ko, "%a_unit", "sbase", "%srow", self.chain)
             k(f"@{pin} prefetch.global.L2 [{aa}]")
         k(f"add.u32 {c}, {c}, %step")
         k(f"sub.u32 {i}, {i}, 1")
