@@ -99,6 +99,8 @@ Accumulation precision (why integers or f16x2 where they are used, f32 elsewhere
   UE8M0 code 0 is 2^-127 (an f32 subnormal), 255 is NaN; UE4M3 bit 7 is ignored.
 """
 
+import sys
+
 from ptx import Kernel, header
 
 GENERATOR = "gen/gemv.py"
@@ -417,13 +419,15 @@ class GV:
             k(f"selp.b64 %srow, 16, %a_as_m, {p128}")
             k.comment("the fast copy of the loops: all R rows exist (warp-uniform: row0 is per\n"
                       "warp)" + ("; each scale pair is one aligned u16 (FLAG_SPAIR)" if self.nv else ""))
+            k.reg(".pred", "p_rows")
             k.reg(".pred", "p_fast")
             k.reg(".b32", "t_rend")
             k(f"add.u32 %t_rend, {row0}, {R}")
-            k(f"setp.le.u32 %p_fast, %t_rend, %a_m")
+            k(f"setp.le.u32 %p_rows, %t_rend, %a_m")
+            k("mov.pred %p_fast, %p_rows")
             if self.nv:
                 k(f"and.b32 {ft}, %a_flags, {FLAG_SPAIR}")
-                k(f"setp.ne.and.u32 %p_fast, {ft}, 0, %p_fast")
+                k(f"setp.ne.and.u32 %p_fast, {ft}, 0, %p_rows")
         xr, xsr = k.reg(".b64", "xrow"), k.reg(".b64", "xsrow")
         k(f"mad.lo.u64 {xr}, {l64}, %a_x_l, %a_x")
         k(f"mad.lo.u64 {xsr}, {l64}, %a_xs_l, %a_xs")
@@ -817,9 +821,9 @@ class GV:
         i, c = k.reg(".b32", "pf_i"), k.reg(".b32", "pf_c")
         pd, pin = k.reg(".pred", "p_pfdone"), k.reg(".pred", "p_pfin")
         if self.chain:
-            # chained addresses are valid only where all R rows exist: the slow warps (the last
-            # row tile's) skip the prefetch
-            k(f"selp.u32 {i}, %a_pfn, 0, %p_fast")
+            # chained addresses are valid only where all R rows exist: the last row tile's warps
+            # skip the prefetch
+            k(f"selp.u32 {i}, %a_pfn, 0, %p_rows")
         else:
             k(f"mov.u32 {i}, %a_pfn")
         k(f"add.u32 {c}, %cb, %lane")
@@ -1168,7 +1172,8 @@ class GV:
 def emit(name, params, target):
     import os
     opts = os.environ.get("GEMV_OPTS", "")
-    if opts:   # experiment knobs over the variant's parameters, e.g. GEMV_OPTS=shift=mulhi (the
+    if opts:
+        print(f"gen/gemv.py: GEMV_OPTS={opts} changes {name} ({target})", file=sys.stderr)   # experiment knobs over the variant's parameters, e.g. GEMV_OPTS=shift=mulhi (the
                # build never sets it: python3 gen/ptxq_gen.py emit ... with it, then PTXQ_KERNEL_DIR)
         kv = dict(item.split("=", 1) for item in opts.split(","))
         params = dict(params, **{key: int(v) if v.lstrip("-").isdigit() else v

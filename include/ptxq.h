@@ -266,7 +266,8 @@ ptxq_status ptxq_quantize(ptxq_context *ctx, const ptxq_quant_desc *desc, const 
  *            Row-major [L][M][K/B] is what ptxq_quantize writes (PTXQ_SCALE_STRIDED); the M-major
  *            layout (rows innermost) is strides too. NVFP4 runs fastest where each pair of
  *            scales (2j, 2j+1) of a row is one aligned 16-bit word, for A and for an NVFP4 x: K
- *            stride 1 and even base and pitches, or 128x4; other layouts take a slower loop.
+ *            stride 1 and even base and pitches, or 128x4 with an even base; other layouts
+ *            take a slower loop.
  *            PTXQ_SCALE_128x4 (desc.a_scale_layout): rank 1, contiguous, at least L * S bytes with
  *            S = ceil(M/128) * ceil((K/B)/4) * 512; batch l starts at l * S and scale (m, kb) is at
  *            ((m/128) * ceil((K/B)/4) + kb/4) * 512 + (m%32) * 16 + ((m/32)%4) * 4 + kb%4, the
@@ -288,7 +289,8 @@ ptxq_status ptxq_quantize(ptxq_context *ctx, const ptxq_quant_desc *desc, const 
  * and each kernel's occupancy (src/gemv.c). Nonzero desc fields fix a choice;
  * ptxq_gemv_plan_for() returns what a call would launch. NVFP4 x NVFP4 has software-pipelined
  * twins (desc.pipelined); an optional L2 prefetch of each thread's first trips of A and its
- * scales runs before the loop (desc.prefetch_trips). The runtime picks both as measured
+ * scales runs before the loop (desc.prefetch_trips; the last row tile's warps, whose rows run
+ * past M, skip it). The runtime picks both as measured
  * (src/gemv.c).
  *
  * Launch (desc.flags): by default the kernel is launched with programmatic dependent launch

@@ -315,11 +315,13 @@ static double score_plan(const gemv_shape *s, const char *target, int sms, int r
     static const double reuse_fp4[5] = {0, 0.6, 0.8, 0, 1.0}, reuse_fp8[5] = {0, 0.9, 1.0, 0, 1.0};
     double reuse = s->fmt < 2 ? reuse_fp4[rows] : reuse_fp8[rows];
     double t = (double)(trips > 0 ? trips : 1);
-    /* FP4 x FP4 (the dp4a kernels, whose fast loop issues a trip's loads first): 2 trips a warp
-     * are as good as more, and more CTAs shorten the last wave: the H100 sweep (bench gemv
-     * --sweep, RESULTS.md) has its best plan at the largest k-warps with 2 trips on all four
-     * default shapes. Elsewhere each extra trip still helps. */
-    double tf = s->fmt < 2 && s->xk == 0 ? (trips >= 2 ? 1.0 : 0.85) : t / (t + 0.5);
+    /* FP4 x FP4 on sm_90a (the dp4a kernels, whose fast loop issues a trip's loads first): 2
+     * trips a warp are as good as more, and more CTAs shorten the last wave: the H100 sweep
+     * (bench gemv --sweep, RESULTS.md) has its best plan at the largest k-warps with 2 trips on
+     * all four default shapes. Elsewhere (other formats, other targets: not measured) each extra
+     * trip still counts. */
+    double tf = s->fmt < 2 && s->xk == 0 && !strcmp(target, "sm_90a") ? (trips >= 2 ? 1.0 : 0.85)
+                                                                       : t / (t + 0.5);
     return fill * tail * lanes * rows_eff * reuse * tf;
 }
 

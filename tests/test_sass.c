@@ -238,6 +238,16 @@ static void test_loop_loads(void **state) {
     assert_int_equal(lp.length, 3);
     assert_int_equal(lp.loads, 1);
     assert_int_equal(lp.late, 1);
+    /* a uniform conditional back edge (BRA.U with a predicate operand) closes a loop too */
+    static const char uni[] =
+        ".L_x_7:\n"
+        "        /*0000*/                   LDG.E.128 R4, desc[UR4][R8.64] ;\n"
+        "        /*0010*/                   FFMA R2, R4, R5, R2 ;\n"
+        "        /*0020*/                   BRA.U !UP0, `(.L_x_7) ;\n";
+    assert_int_equal(sass_loop_loads(uni, "FFMA", &lp), 0);
+    assert_int_equal(lp.length, 3);
+    assert_int_equal(lp.loads, 1);
+    assert_int_equal(lp.late, 0);
     assert_int_equal(sass_loop_loads(text, "HMMA", &lp), -1);
     assert_int_equal(sass_loop_loads(text, "", &lp), -1);
     assert_int_equal(sass_loop_loads(NULL, "IDP", &lp), -1);

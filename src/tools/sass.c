@@ -370,11 +370,13 @@ static int line_label(const char *s, const char *end, char *name, size_t n) {
     return 1;
 }
 
-/* The label a BRA line branches to ("BRA `(.L_x_6) ;" -> ".L_x_6"); 0 if none. */
+/* The label a BRA line branches to, the name inside "`(...)" ("@P0 BRA `(.L_x_6) ;", also
+ * "BRA.U !UP0, `(.L_x_1) ;" -> ".L_x_6", ".L_x_1"); 0 if none. */
 static int bra_target(const char *s, const char *end, char *name, size_t n) {
     const char *p = s;
-    while (p + 3 <= end && strncmp(p, "BRA", 3) != 0) ++p;
-    while (p < end && *p != '.') ++p;
+    while (p + 2 <= end && !(p[0] == '`' && p[1] == '(')) ++p;
+    if (p + 2 > end) return 0;
+    p += 2;
     size_t len = 0;
     while (p + len < end && (isalnum((unsigned char)p[len]) || p[len] == '_' || p[len] == '.'))
         ++len;
