@@ -377,13 +377,14 @@ static void test_all_combinations(void **state) {
     assert_int_equal(fails, 0);
 }
 
-/* Padded A rows, M-major and 128x4 scales, shared x, per-tensor scales. */
+/* Padded A rows, M-major and 128x4 scales, shared x, per-tensor scales; v = 4, 5: A scales at an
+ * odd address and x's with K stride 2 (NVFP4: no aligned scale pairs, the slow loop). */
 static void test_layouts(void **state) {
     (void)state;
     if (no_gpu()) skip();
     int fails = 0;
     for (int f = 0; f < 3; ++f)
-        for (int v = 0; v < 4; ++v) {
+        for (int v = 0; v < 6; ++v) {
             gemv_case c;
             memset(&c, 0, sizeof c);
             c.format = k_formats[f];
@@ -393,9 +394,10 @@ static void test_layouts(void **state) {
             c.K = 1024 + 96 * v;
             c.L = v == 1 ? 1 : 3;
             c.a_pad = f == 2 ? 16 * v : 32 * v;
-            c.scales = v % 3;
-            c.x_shared = v >= 2;
+            c.scales = v == 4 ? 0 : v % 3;
+            c.x_shared = v >= 2 && v < 4;
             c.globals = v != 1;
+            c.odd_scales = v >= 4;
             fails += run_one(c, 1) != 0;
         }
     assert_int_equal(fails, 0);

@@ -140,11 +140,12 @@ void gemv_case_describe(const gemv_case *c, char *buf, size_t n) {
     char plan[32] = "";
     if (c->rows_per_thread || c->k_warps)
         snprintf(plan, sizeof plan, " plan r%d/k%d", c->rows_per_thread, c->k_warps);
-    snprintf(buf, n, "%s x=%s y=%s M=%lld K=%lld L=%lld%s%s%s%s%s seed %llu",
+    snprintf(buf, n, "%s x=%s y=%s M=%lld K=%lld L=%lld%s%s%s%s%s%s seed %llu",
              gemv_format_name(c->format), c->x ? ptxq_dtype_name(c->x) : gemv_format_name(c->format),
              ptxq_dtype_name(c->y), (long long)c->M, (long long)c->K, (long long)c->L,
              c->a_pad ? " padded" : "", scales[c->scales], c->x_shared ? " x-shared" : "",
-             c->globals ? " globals" : "", plan, (unsigned long long)c->seed);
+             c->globals ? " globals" : "", c->odd_scales ? " odd-scales" : "", plan,
+             (unsigned long long)c->seed);
 }
 
 static int64_t round_up(int64_t v, int64_t m) { return (v + m - 1) / m * m; }
@@ -243,14 +244,16 @@ int gemv_case_run(ptxq_dev *d, const gemv_case *c, gemv_result *res) {
         tx.shape[0] = L;
         tx.stride[0] = xpitch;
     }
-    size_t sxbytes = (size_t)(xl * nk);
+    int64_t xks = c->odd_scales ? 2 : 1; /* x scales' K stride */
+    size_t sxbytes = (size_t)(xl * nk * xks);
     unsigned char *hsx = calloc(1, sxbytes + 16);
     if (p.xq) {
-        memcpy(hsx, p.sx, sxbytes);
+        for (int64_t i = 0; i < xl * nk; ++i) hsx[i * xks] = p.sx[i];
         tsx = tx;
         tsx.dtype = p.sdtype;
         tsx.shape[tsx.rank - 1] = nk;
-        if (tsx.rank == 2) tsx.stride[0] = nk;
+        tsx.stride[tsx.rank - 1] = xks;
+        if (tsx.rank == 2) tsx.stride[0] = nk * xks;
     }
 
     /* y: [L][M + 5] so that the gaps between batches are checked too */
@@ -272,13 +275,14 @@ int gemv_case_run(ptxq_dev *d, const gemv_case *c, gemv_result *res) {
     uint64_t dx = dev_alloc(d, xbytes + 16), dsx = dev_alloc(d, sxbytes + 16);
     uint64_t dy = dev_alloc(d, ybytes), dg = dev_alloc(d, 64);
     dev_upload(d, da, ha, abytes);
-    dev_upload(d, dsa, hsa, sabytes);
+    uint64_t soff = c->odd_scales ? 1 : 0; /* an odd A-scale base */
+    dev_upload(d, dsa + soff, hsa, sabytes);
     dev_upload(d, dx, hx, xbytes);
     dev_upload(d, dsx, hsx, sxbytes);
     float gw[8] = {p.ga, 0, 0, 0, p.gx, 0, 0, 0};
     dev_upload(d, dg, gw, sizeof gw);
     ta.data = da;
-    tsa.data = dsa;
+    tsa.data = dsa + soff;
     tx.data = dx;
     tsx.data = dsx;
     ty.data = dy;
