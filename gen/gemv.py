@@ -133,8 +133,9 @@ Y_MASK, Y_F32, Y_F16, Y_BF16 = 3, 0, 1, 2
 FLAG_SF128x4 = 4   # A scales in the 128x4 interleaved layout
 FLAG_GA = 8        # ga points at A's per-tensor scale
 FLAG_GX = 16       # gx points at x's per-tensor scale
-FLAG_SPAIR = 64    # NVFP4: A's two scale bytes of a chunk are adjacent, the first at an even
-                   # address (K stride 1 and even row/batch strides and base, or 128x4)
+FLAG_SPAIR = 64    # NVFP4: a chunk's two scale bytes, A's and (x in NVFP4 too) x's, are
+                   # adjacent, the first at an even address (K stride 1 and even base and
+                   # pitches, or 128x4 with an even base): the fast loop loads them as one u16
 FLAG_EARLY = 32    # the caller promised A and its scales are not written by the preceding kernel:
                    # the L2 prefetch of A runs before griddepcontrol.wait (PDL), not after
 
