@@ -383,24 +383,23 @@ static int bulk_ok(const gemv_shape *s) {
  * the four bench shapes; before, the ring had won by 0.5 to 6.8 points. desc.pipelined = 2 still
  * asks for it; PTXQ_GEMV_BULK=1 makes it the automatic choice wherever the shape allows it
  * (experiments and tests, read once per thread). */
-static int bulk_auto(int early) {
+static int bulk_auto(void) {
     static _Thread_local int env = -2;
     if (env == -2) {
         const char *e = getenv("PTXQ_GEMV_BULK");
         env = e && *e ? atoi(e) : -1;
     }
-    (void)early;
     return env > 0;
 }
 
 /* Swaps in the software-pipelined twin ("...s") or the bulk-copy ring kernel ("...b"), NVFP4 x
  * NVFP4 only, where asked or chosen. desc.pipelined = 2 asks for the ring kernel; where the shape
  * does not allow it (bulk_ok) the automatic choice is made instead. */
-static void pick_twin(const gemv_shape *s, const ptxq_gemv_desc *d, const char *target, int early,
+static void pick_twin(const gemv_shape *s, const ptxq_gemv_desc *d, const char *target,
                       int dram_gbps, ptxq_gemv_plan *p) {
     p->pipelined = 0;
     if (s->fmt != 0 || s->xk != 0) return;
-    int bulk = bulk_ok(s) && (d->pipelined == 2 || (d->pipelined == 0 && bulk_auto(early)));
+    int bulk = bulk_ok(s) && (d->pipelined == 2 || (d->pipelined == 0 && bulk_auto()));
     if (!bulk && !(d->pipelined == 1 || ((d->pipelined == 0 || d->pipelined == 2) &&
                                          pipe_auto(s, p, dram_gbps))))
         return;
@@ -423,7 +422,7 @@ static void pick_twin(const gemv_shape *s, const ptxq_gemv_desc *d, const char *
  * host-bound without this memo. */
 typedef struct plan_memo {
     const char *target;
-    int sms, dram, fmt, xk, rows, kw, pipe, ring; /* ring: bulk_ok | early << 1 */
+    int sms, dram, fmt, xk, rows, kw, pipe, ring; /* ring: bulk_ok */
     int64_t M, L, nch;
     ptxq_gemv_plan plan;
 } plan_memo;
@@ -432,9 +431,9 @@ static _Thread_local plan_memo g_memo[PLAN_MEMO];
 static _Thread_local int g_memo_next;
 
 static int memo_plan(const gemv_shape *s, const ptxq_gemv_desc *d, const char *target, int sms,
-                     int dram, int early, ptxq_gemv_plan *p) {
+                     int dram, ptxq_gemv_plan *p) {
     /* NOTE: the ring's eligibility depends on alignments and strides, not only on the shape */
-    int ring = (s->fmt == 0 && s->xk == 0) ? bulk_ok(s) | early << 1 : 0;
+    int ring = (s->fmt == 0 && s->xk == 0) ? bulk_ok(s) : 0;
     for (int i = 0; i < PLAN_MEMO; ++i) {
         const plan_memo *m = &g_memo[i];
         if (m->target == target && m->target && m->sms == sms && m->dram == dram && m->fmt == s->fmt &&
@@ -447,7 +446,7 @@ static int memo_plan(const gemv_shape *s, const ptxq_gemv_desc *d, const char *t
     }
     int st = choose_plan(s, d, target, sms, p);
     if (st) return st;
-    pick_twin(s, d, target, early, dram, p);
+    pick_twin(s, d, target, dram, p);
     plan_memo *m = &g_memo[g_memo_next];
     g_memo_next = (g_memo_next + 1) % PLAN_MEMO;
     *m = (plan_memo){target, sms, dram, s->fmt, s->xk, d->rows_per_thread, d->k_warps, d->pipelined, ring,
@@ -493,7 +492,7 @@ static int plan_all(ptxq_context *ctx, const ptxq_gemv_desc *d, const ptxq_tenso
     if (st) return st;
     int pdl = !(d->flags & PTXQ_GEMV_NO_PDL) && ptxq_cudrv_launch_ex() != NULL;
     int early = pdl && (d->flags & PTXQ_GEMV_STATIC_WEIGHTS);
-    if ((st = memo_plan(s, d, ctx->target, ctx->info.sm_count, (int)ctx->info.dram_gbps, early, p)))
+    if ((st = memo_plan(s, d, ctx->target, ctx->info.sm_count, (int)ctx->info.dram_gbps, p)))
         return st;
     int shift = p->k_warps == 1 ? 0 : p->k_warps == 2 ? 1 : p->k_warps == 4 ? 2 : 3;
     s->args.wk_shift = (uint32_t)shift;
