@@ -51,6 +51,11 @@ fi
 # one nvidia-smi call per sample: a looping nvidia-smi buffers its output and loses it when killed
 ( while :; do nvidia-smi --query-gpu=timestamp,clocks.sm,power.draw,temperature.gpu --format=csv,noheader; sleep 0.2; done ) >>"$OUT/clocks.txt" 2>/dev/null &
 smi=$!
+# why the clock is below its maximum (0x4 software power cap, 0x8 hardware slowdown, 0x20 / 0x40
+# software / hardware thermal, 0x1 idle),
+# sampled apart so that a field this driver lacks cannot empty clocks.txt
+( while :; do echo "R, $(nvidia-smi --query-gpu=timestamp,clocks_event_reasons.active --format=csv,noheader 2>&1)"; sleep 0.2; done ) >>"$OUT/clocks.txt" 2>/dev/null &
+rsn=$!
 for fam in ${BENCHES-quant gemv gemm}; do
   case $fam in
     quant) for in in bf16 f32; do
@@ -71,7 +76,7 @@ while IFS= read -r line; do
   while [ $# -gt 0 ] && [[ $1 == [A-Z_]*=* ]]; do envs+=("$1"); shift; done
   timeout "$T" env "${envs[@]}" "$B/ptxq" "$@" >>"$OUT/extra_$n.txt" 2>&1
 done <<< "${EXTRA:-}"
-kill "$smi" 2>/dev/null
+kill "$smi" "$rsn" 2>/dev/null
 # the device tool returns at most 8 files: every log also goes into one archive
 tar czf "$OUT/logs.tgz" -C "$OUT" --exclude logs.tgz . 2>/dev/null
 echo
@@ -80,7 +85,8 @@ echo "tests exit $trc: $(grep -E '^Ok:|^Fail:|^Skipped:|^Timeout:' "$OUT/tests.l
 for f in "$OUT"/bench_*.txt "$OUT"/extra_*.txt; do
   [ -f "$f" ] || continue
   echo "-- $(basename "$f"): $(head -1 "$f" | cut -c1-100)"
-  grep -E '^(copy|mode|tensor|row|block|mx8|mxfp8|nvfp4|mxfp4|i8|dequant|gemv|gemm|shape|  ?[0-9])|rounds' "$f" | cut -c1-230
+  grep -E '^(copy|mode|tensor|row|block|mx8|mxfp8|nvfp4|mxfp4|i8|dequant|gemv|gemm|shape|  ?[0-9]|  same-traffic)|rounds' "$f" | cut -c1-230
 done
-load() { grep -v '^==' "$OUT/clocks.txt" | awk -F', ' -v c="$1" '$3+0 > 200 {print $c+0}' | sort -n | awk '{v[NR]=$1} END {if (NR) printf "%d / %d / %d", v[1], v[int((NR+1)/2)], v[NR]}'; }
+load() { grep -v -e '^==' -e '^R, ' "$OUT/clocks.txt" | awk -F', ' -v c="$1" '$3+0 > 200 {print $c+0}' | sort -n | awk '{v[NR]=$1} END {if (NR) printf "%d / %d / %d", v[1], v[int((NR+1)/2)], v[NR]}'; }
 echo "-- under load (power > 200 W), min / median / max: SM clock $(load 2) MHz, power $(load 3) W"
+echo "-- clock event reasons (samples per mask; 0x4 software power cap, 0x8 hardware slowdown): $(grep '^R, ' "$OUT/clocks.txt" | awk -F', ' '{print $3}' | sort | uniq -c | tr -s ' ' | tr '\n' ';')"
