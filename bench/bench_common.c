@@ -28,6 +28,42 @@ int bench_copy_run(ptxq_dev *d, size_t bytes, int reps, bench_copy *out) {
     return out->ms > 0 ? 0 : -1;
 }
 
+typedef struct chain_arg {
+    ptxq_dev *d;
+    uint64_t dst, src;
+    size_t bytes, pitch;
+    int n, batch;
+} chain_arg;
+
+static int do_chain(void *p) {
+    chain_arg *a = p;
+    for (int i = 0; i < a->batch; ++i) {
+        size_t o = (size_t)(i % a->n) * a->pitch;
+        if (a->d->drv->cuMemcpyDtoDAsync((CUdeviceptr)(a->dst + o), (CUdeviceptr)(a->src + o),
+                                         a->bytes, a->d->stream) != CUDA_SUCCESS)
+            return 1;
+    }
+    return 0;
+}
+
+int bench_copy_chain(ptxq_dev *d, size_t bytes, int batch, int reps, bench_copy *out) {
+    size_t pitch = (bytes + 255) / 256 * 256;
+    size_t want = 4 * d->info.l2_bytes;
+    int n = (int)((want + 2 * pitch - 1) / (2 * pitch));
+    if (n < 2) n = 2;
+    if (batch < n) batch = n;
+    chain_arg a = {d, dev_alloc(d, pitch * (size_t)n), dev_alloc(d, pitch * (size_t)n), bytes,
+                   pitch, n, batch};
+    dev_fill(d, a.src, 0x3C, pitch * (size_t)n);
+    out->bytes = bytes;
+    double ms = dev_time_ms(d, do_chain, &a, 2, reps);
+    out->ms = ms > 0 ? ms / batch : -1;
+    out->gbps = ms > 0 ? 2.0 * (double)bytes / (out->ms * 1e6) : 0;
+    dev_free(d, a.dst);
+    dev_free(d, a.src);
+    return ms > 0 ? 0 : -1;
+}
+
 double bench_datasheet_gbps(const char *name) {
     if (strstr(name, "H200")) return 4800.0;
     if (strstr(name, "H100") && strstr(name, "PCIe")) return 2000.0;

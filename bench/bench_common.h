@@ -14,6 +14,11 @@ typedef struct bench_copy {
 } bench_copy;
 int bench_copy_run(ptxq_dev *d, size_t bytes, int reps, bench_copy *out);
 
+/* `batch` copies of `bytes` each, back to back on the stream, rotating through buffers so that the
+ * data between two uses of one buffer exceeds 4 x L2; out->ms is per copy (median of reps batches).
+ * The peer of a kernel that moves 2 * bytes per call: the same traffic, launch and ramp included. */
+int bench_copy_chain(ptxq_dev *d, size_t bytes, int batch, int reps, bench_copy *out);
+
 /* The vendor datasheet DRAM bandwidth for known device names (GB/s), 0 if unknown. */
 double bench_datasheet_gbps(const char *device_name);
 

@@ -7,7 +7,10 @@
  * through enough copies of A and its scales that the data touched between two reads of the same
  * copy exceeds 4x L2 (at least 2 copies). x and y stay put (x is meant to be L2-resident).
  * Launches are back to back on one stream; the time per call is a batch's time over its calls
- * (median of --reps batches).
+ * (median of --reps batches). Under each shape, a chain of copies with the same traffic per call
+ * (half the bytes read, half written, rotated the same way, launched the same way) says what a
+ * copy of that size reaches: the ramp and the gap between calls are in both. The target and
+ * %copy stay against the large copy.
  *
  *   ptxq bench gemv [--format all|nvfp4|mxfp4|mxfp8] [--x same|bf16|f16] [--y f16|bf16|f32]
  *                   [--shape M,K,L] [--reps N] [--sweep] [--rows-per-thread R] [--k-warps W]
@@ -298,6 +301,13 @@ static int bench_one(ptxq_dev *d, ptxq_gemv_format f, ptxq_dtype xt, ptxq_dtype 
                as_bytes / 1048576.0, copies, G.batch, md->graph ? " in a graph" : "", host_us);
         if (us <= 0) fails++;
     }
+    /* the same traffic as one copy call (must / 2 read + must / 2 written), chained like the
+     * GEMV calls: what a copy of this size reaches, ramp and launch gaps included (context for
+     * small shapes; %copy above stays against the large copy) */
+    bench_copy cc;
+    if (bench_copy_chain(d, must / 2, G.batch, reps, &cc) == 0)
+        printf("  same-traffic copy chain: %.2f us per copy of %.1f MiB, %.0f GB/s = %.1f%% of the "
+               "large copy\n", cc.ms * 1e3, cc.bytes / 1048576.0, cc.gbps, 100.0 * cc.gbps / cp->gbps);
     if (bad) {
         char desc[256];
         gemv_case_describe(&c, desc, sizeof desc);
