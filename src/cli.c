@@ -3,7 +3,7 @@
  *
  *   ptxq info                                     library, build and device report
  *   ptxq kernels [--target T] [--family F] [--no-sass]
- *   ptxq sass KERNEL [--target T] [--loads OPCODE]
+ *   ptxq sass KERNEL [--target T] [--loads OPCODE] [--loops]
  *   ptxq bench FAMILY [args...]                   bench/bench_<family>.c
  *   ptxq check FAMILY [args...]
  */
@@ -37,10 +37,12 @@ static void usage(FILE *f) {
             "  kernels [--target T] [--family F] [--no-sass]\n"
             "                                every embedded cubin: launch shape, ptxas report and\n"
             "                                (with nvdisasm) an instruction histogram\n"
-            "  sass KERNEL [--target T] [--loads OPCODE]\n"
+            "  sass KERNEL [--target T] [--loads OPCODE] [--loops]\n"
             "                                SASS of an embedded cubin (default target: the\n"
             "                                device's, else sm_90a); --loads: where the LDGs of the\n"
-            "                                first loop holding OPCODE (e.g. IDP, FFMA) sit\n"
+            "                                first loop holding OPCODE (e.g. IDP, FFMA) sit;\n"
+            "                                --loops: no listing, each loop's instruction count,\n"
+            "                                histogram and most frequent opcodes instead\n"
             "  bench FAMILY [args]           benchmark a kernel family (FAMILY: %s)\n"
             "  check FAMILY [args]           check a kernel family against the CPU reference\n"
             "  help                          this text\n"
@@ -336,9 +338,14 @@ static void print_targets_of(const char *name, FILE *f) {
 }
 
 static int parse_sass_args(int argc, char **argv, const char **name, const char **target,
-                           const char **loads) {
+                           const char **loads, int *loops) {
     *name = *target = *loads = NULL;
+    *loops = 0;
     for (int i = 1; i < argc; ++i) {
+        if (!strcmp(argv[i], "--loops")) {
+            *loops = 1;
+            continue;
+        }
         int r = opt_value(argc, argv, &i, "--target", target);
         if (r == 1) continue;
         if (r < 0) return -1;
@@ -356,9 +363,44 @@ static int parse_sass_args(int argc, char **argv, const char **name, const char 
     return -1;
 }
 
+/* Every loop of the text: where it is, how deep, its histogram and its most frequent opcodes
+ * (what a trip costs in issue slots, by instruction). */
+static int print_loops(const char *text) {
+    int n = sass_loops(text, NULL, 0);
+    if (n < 0) return 1;
+    if (n == 0) {
+        printf("// no loops\n");
+        return 0;
+    }
+    sass_loop *lp = malloc((size_t)n * sizeof *lp);
+    if (!lp) return 1;
+    sass_loops(text, lp, n);
+    printf("// %d loop%s (instruction indices from 0; an inner loop is listed before the loop "
+           "holding it)\n", n, n == 1 ? "" : "s");
+    for (int j = 0; j < n; ++j) {
+        int depth = 0, end = lp[j].first + lp[j].length;
+        for (int i = 0; i < n; ++i)
+            if (i != j && lp[i].first <= lp[j].first && lp[i].first + lp[i].length >= end &&
+                lp[i].length > lp[j].length)
+                ++depth;
+        sass_hist h;
+        sass_op_count ops[64];
+        int nops = sass_range_tally(text, lp[j].first, lp[j].length, &h, ops, 64);
+        printf("// loop %d: instructions %d..%d (%d), depth %d\n//   ", j, lp[j].first, end - 1,
+               lp[j].length, depth);
+        sass_hist_print(&h, stdout);
+        printf("//  ");
+        for (int i = 0; i < nops && i < 16; ++i) printf(" %s %d", ops[i].op, ops[i].n);
+        printf("%s\n", nops > 16 ? " ..." : "");
+    }
+    free(lp);
+    return 0;
+}
+
 static int cmd_sass(int argc, char **argv) {
     const char *name, *target, *loads;
-    if (parse_sass_args(argc, argv, &name, &target, &loads) != 0) return 2;
+    int loops;
+    if (parse_sass_args(argc, argv, &name, &target, &loads, &loops) != 0) return 2;
     ptxq_kernel_info k;
     if (ptxq_kernel_find(name, NULL, &k) != PTXQ_OK) {
         fprintf(stderr, "ptxq sass: unknown kernel '%s' (see `ptxq kernels`)\n", name);
@@ -380,10 +422,11 @@ static int cmd_sass(int argc, char **argv) {
     }
     sass_hist h;
     sass_histogram(text, &h);
-    printf("// %s %s (%zu-byte cubin, %s)\n%s", k.name, k.target, k.cubin_size, k.origin, text);
+    printf("// %s %s (%zu-byte cubin, %s)\n%s", k.name, k.target, k.cubin_size, k.origin,
+           loops ? "" : text);
     printf("// ");
     sass_hist_print(&h, stdout);
-    int rc = 0;
+    int rc = loops ? print_loops(text) : 0;
     if (loads) {
         /* a streaming loop whose loads all precede its first compute instruction waits on
          * memory once a trip; loads after it mean ptxas sank them below the compute */

@@ -253,6 +253,55 @@ static void test_loop_loads(void **state) {
     assert_int_equal(sass_loop_loads(NULL, "IDP", &lp), -1);
 }
 
+/* Every loop, inner before outer, and a per-opcode tally of a range. */
+static void test_loops(void **state) {
+    (void)state;
+    static const char text[] =
+        "        /*0000*/                   MOV R1, c[0x0][0x28] ;\n"
+        ".L_x_0:\n"
+        "        /*0010*/                   IADD3 R2, R2, 0x1, RZ ;\n"
+        ".L_x_1:\n"
+        "        /*0020*/                   LDG.E.128 R4, desc[UR4][R8.64] ;\n"
+        "        /*0030*/                   IMAD.WIDE.U32 R8, R3, 0x10, R8 ;\n"
+        "        /*0040*/                   IMAD R3, R3, 0x2, RZ ;\n"
+        "        /*0050*/               @P0 BRA `(.L_x_1) ;\n"
+        "        /*0060*/               @P1 BRA `(.L_x_0) ;\n"
+        "        /*0070*/               @P2 BRA `(.L_x_3) ;\n"
+        ".L_x_3:\n"
+        "        /*0080*/                   EXIT ;\n";
+    sass_loop lp[3];
+    assert_int_equal(sass_loops(text, NULL, 0), 2);
+    assert_int_equal(sass_loops(text, lp, 3), 2);
+    assert_int_equal(lp[0].first, 2); /* the inner loop's branch comes first */
+    assert_int_equal(lp[0].length, 4);
+    assert_int_equal(lp[0].marker, -1);
+    assert_int_equal(lp[1].first, 1);
+    assert_int_equal(lp[1].length, 6);
+    memset(lp, 0x55, sizeof lp);
+    assert_int_equal(sass_loops(text, lp, 1), 2); /* counts both, fills one */
+    assert_int_equal(lp[0].first, 2);
+    assert_int_equal(lp[1].first, 0x55555555);
+    assert_int_equal(sass_loops(NULL, lp, 3), 0);
+
+    sass_hist h;
+    sass_op_count ops[8];
+    int n = sass_range_tally(text, 2, 4, &h, ops, 8);
+    assert_int_equal(n, 3);
+    assert_string_equal(ops[0].op, "IMAD"); /* IMAD.WIDE.U32 counts as IMAD */
+    assert_int_equal(ops[0].n, 2);
+    assert_string_equal(ops[1].op, "BRA"); /* ties by name */
+    assert_int_equal(ops[1].n, 1);
+    assert_string_equal(ops[2].op, "LDG");
+    assert_int_equal(h.total, 4);
+    assert_int_equal(h.ldg[SASS_W128], 1);
+    /* a full table keeps the opcodes seen first; the histogram still counts everything */
+    assert_int_equal(sass_range_tally(text, 2, 4, &h, ops, 1), 1);
+    assert_string_equal(ops[0].op, "LDG");
+    assert_int_equal(h.total, 4);
+    assert_int_equal(sass_range_tally(text, 0, 0, &h, ops, 8), 0);
+    assert_int_equal(h.total, 0);
+}
+
 /* PTXQ_NVDISASM is the only candidate when set. */
 static void test_find_env(void **state) {
     (void)state;
@@ -408,6 +457,7 @@ int main(void) {
         cmocka_unit_test(test_hist_not_instructions),
         cmocka_unit_test(test_hist_print),
         cmocka_unit_test(test_loop_loads),
+        cmocka_unit_test(test_loops),
         cmocka_unit_test(test_find_env),
         cmocka_unit_test(test_disassemble_errors),
         cmocka_unit_test(test_quant_text),

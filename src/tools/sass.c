@@ -391,10 +391,23 @@ typedef struct sass_label {
     int at; /* index of the instruction that follows it */
 } sass_label;
 
-int sass_loop_loads(const char *text, const char *marker, sass_loop *out) {
-    memset(out, 0, sizeof *out);
-    if (!text || !marker || !*marker) return -1;
-    /* pass 1: labels, by instruction index */
+/* Calls fn(s, end, index, arg) for every instruction line, index counting them from 0; stops
+ * early where fn returns nonzero. */
+static void each_insn(const char *text, int (*fn)(const char *, const char *, int, void *),
+                      void *arg) {
+    int i = 0;
+    for (const char *s = text; *s;) {
+        const char *end = strchr(s, '\n');
+        if (!end) end = s + strlen(s);
+        char op[128];
+        if (line_opcode(s, end, op, sizeof op) && fn(s, end, i++, arg)) return;
+        s = *end ? end + 1 : end;
+    }
+}
+
+int sass_loops(const char *text, sass_loop *out, int max) {
+    if (!text) return 0;
+    /* pass 1: labels, by the index of the instruction that follows them */
     int nlab = 0, cap = 0, ninsn = 0;
     sass_label *lab = NULL;
     for (const char *s = text; *s;) {
@@ -418,10 +431,9 @@ int sass_loop_loads(const char *text, const char *marker, sass_loop *out) {
         }
         s = *end ? end + 1 : end;
     }
-    /* pass 2: each backward branch closes a loop [its label, the branch]; the first of them that
-     * holds the marker is measured (pass 3 walks the text again for that range) */
-    int found = -1, first = 0, last = 0, i = 0;
-    for (const char *s = text; *s && found < 0;) {
+    /* pass 2: a BRA to a label at or before it closes a loop [the label, the branch] */
+    int n = 0, i = 0;
+    for (const char *s = text; *s;) {
         const char *end = strchr(s, '\n');
         if (!end) end = s + strlen(s);
         char op[128], name[32];
@@ -430,31 +442,13 @@ int sass_loop_loads(const char *text, const char *marker, sass_loop *out) {
                 bra_target(s, end, name, sizeof name)) {
                 for (int j = 0; j < nlab; ++j) {
                     if (strcmp(lab[j].name, name) || lab[j].at > i) continue;
-                    int lo = lab[j].at, k = 0, mark = -1, loads = 0, late = 0;
-                    for (const char *t = text; *t && k <= i;) {
-                        const char *e = strchr(t, '\n');
-                        if (!e) e = t + strlen(t);
-                        char o[128];
-                        if (line_opcode(t, e, o, sizeof o)) {
-                            if (k >= lo) {
-                                if (mark < 0 && starts(o, marker)) mark = k - lo;
-                                if (starts(o, "LDG")) {
-                                    ++loads;
-                                    late += mark >= 0;
-                                }
-                            }
-                            ++k;
-                        }
-                        t = *e ? e + 1 : e;
+                    if (n < max) {
+                        memset(&out[n], 0, sizeof out[n]);
+                        out[n].first = lab[j].at;
+                        out[n].length = i - lab[j].at + 1;
+                        out[n].marker = -1;
                     }
-                    if (mark >= 0) {
-                        found = 0;
-                        first = lo;
-                        last = i;
-                        out->marker = mark;
-                        out->loads = loads;
-                        out->late = late;
-                    }
+                    ++n;
                     break;
                 }
             }
@@ -463,10 +457,93 @@ int sass_loop_loads(const char *text, const char *marker, sass_loop *out) {
         s = *end ? end + 1 : end;
     }
     free(lab);
-    if (found < 0) return -1;
-    out->first = first;
-    out->length = last - first + 1;
+    return n;
+}
+
+typedef struct loads_walk {
+    const char *marker;
+    sass_loop *lp;
+} loads_walk;
+
+static int walk_loads(const char *s, const char *end, int i, void *arg) {
+    loads_walk *w = arg;
+    sass_loop *lp = w->lp;
+    if (i < lp->first) return 0;
+    if (i >= lp->first + lp->length) return 1;
+    char op[128];
+    line_opcode(s, end, op, sizeof op);
+    if (lp->marker < 0 && starts(op, w->marker)) lp->marker = i - lp->first;
+    if (starts(op, "LDG")) {
+        ++lp->loads;
+        lp->late += lp->marker >= 0;
+    }
     return 0;
+}
+
+int sass_loop_loads(const char *text, const char *marker, sass_loop *out) {
+    memset(out, 0, sizeof *out);
+    if (!text || !marker || !*marker) return -1;
+    int n = sass_loops(text, NULL, 0);
+    if (n <= 0) return -1;
+    sass_loop *lp = malloc((size_t)n * sizeof *lp);
+    if (!lp) return -1;
+    sass_loops(text, lp, n);
+    int rc = -1;
+    for (int j = 0; j < n && rc; ++j) {
+        loads_walk w = {marker, &lp[j]};
+        each_insn(text, walk_loads, &w);
+        if (lp[j].marker >= 0) {
+            *out = lp[j];
+            rc = 0;
+        }
+    }
+    free(lp);
+    return rc;
+}
+
+typedef struct tally_walk {
+    int first, last;
+    sass_hist *h;
+    sass_op_count *ops;
+    int max, n;
+} tally_walk;
+
+static int walk_tally(const char *s, const char *end, int i, void *arg) {
+    tally_walk *w = arg;
+    if (i < w->first) return 0;
+    if (i > w->last) return 1;
+    char op[128];
+    line_opcode(s, end, op, sizeof op);
+    if (w->h) count_opcode(op, w->h);
+    size_t len = strcspn(op, ".");
+    if (len >= sizeof w->ops[0].op) len = sizeof w->ops[0].op - 1;
+    op[len] = 0;
+    int j = 0;
+    while (j < w->n && strcmp(w->ops[j].op, op)) ++j;
+    if (j == w->n) {
+        if (w->n == w->max) return 0; /* table full: the rarest opcodes go uncounted by name */
+        memcpy(w->ops[j].op, op, len + 1);
+        w->ops[j].n = 0;
+        ++w->n;
+    }
+    ++w->ops[j].n;
+    return 0;
+}
+
+static int by_count(const void *a, const void *b) {
+    const sass_op_count *x = a, *y = b;
+    if (x->n != y->n) return y->n - x->n;
+    return strcmp(x->op, y->op);
+}
+
+int sass_range_tally(const char *text, int first, int length, sass_hist *h, sass_op_count *ops,
+                     int max) {
+    if (h) memset(h, 0, sizeof *h);
+    if (!text || length <= 0 || max <= 0) return 0;
+    tally_walk w = {first, first + length - 1, h, ops, max, 0};
+    each_insn(text, walk_tally, &w);
+    qsort(ops, (size_t)w.n, sizeof *ops, by_count);
+    return w.n;
 }
 
 int sass_hist_cubin(const unsigned char *cubin, size_t size, sass_hist *h, char *err, size_t errn) {

@@ -103,6 +103,22 @@ typedef struct sass_loop {
  * a trip before waiting on any of them. 0 with *out filled, or -1 when no loop holds marker. */
 int sass_loop_loads(const char *text, const char *marker, sass_loop *out);
 
+/* Every loop of the text, in the order of their branches (an inner loop before the loop that
+ * holds it): first and length filled, marker -1, loads and late 0. Fills up to max entries and
+ * returns how many loops there are (out may be NULL with max 0 to count them), -1 on no memory. */
+int sass_loops(const char *text, sass_loop *out, int max);
+
+/* Instructions first .. first + length - 1 (indices as in sass_loop): their histogram into h (if
+ * not NULL) and a count per base opcode ("IMAD.WIDE.U32" counts as IMAD) into ops, most frequent
+ * first (ties by name); returns the number of distinct opcodes stored, at most max: an opcode
+ * first seen when ops is full is left out of it (h still counts it). */
+typedef struct sass_op_count {
+    char op[16];
+    int n;
+} sass_op_count;
+int sass_range_tally(const char *text, int first, int length, sass_hist *h, sass_op_count *ops,
+                     int max);
+
 /* Sums of ldg[] / stg[]. */
 int sass_ldg_total(const sass_hist *h);
 int sass_stg_total(const sass_hist *h);
