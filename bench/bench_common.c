@@ -64,6 +64,19 @@ int bench_copy_chain(ptxq_dev *d, size_t bytes, int batch, int reps, bench_copy 
     return ms > 0 ? 0 : -1;
 }
 
+int bench_pci_bus_id(ptxq_dev *d, char *out, size_t n) {
+    CUdevice dev;
+    int dom = 0, bus = 0, slot = 0;
+    const ptxq_cudrv *D = d->drv;
+    if (D->cuDeviceGet(&dev, d->info.ordinal) != CUDA_SUCCESS ||
+        D->cuDeviceGetAttribute(&dom, CU_DEVICE_ATTRIBUTE_PCI_DOMAIN_ID, dev) != CUDA_SUCCESS ||
+        D->cuDeviceGetAttribute(&bus, CU_DEVICE_ATTRIBUTE_PCI_BUS_ID, dev) != CUDA_SUCCESS ||
+        D->cuDeviceGetAttribute(&slot, CU_DEVICE_ATTRIBUTE_PCI_DEVICE_ID, dev) != CUDA_SUCCESS)
+        return -1;
+    int k = snprintf(out, n, "%08x:%02x:%02x.0", dom, bus, slot);
+    return k > 0 && (size_t)k < n ? 0 : -1;
+}
+
 double bench_datasheet_gbps(const char *name) {
     if (strstr(name, "H200")) return 4800.0;
     if (strstr(name, "H100") && strstr(name, "PCIe")) return 2000.0;

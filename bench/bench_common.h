@@ -19,6 +19,10 @@ int bench_copy_run(ptxq_dev *d, size_t bytes, int reps, bench_copy *out);
  * The peer of a kernel that moves 2 * bytes per call: the same traffic, launch and ramp included. */
 int bench_copy_chain(ptxq_dev *d, size_t bytes, int batch, int reps, bench_copy *out);
 
+/* The device's PCI address as NVML spells it ("00000000:1b:00.0"); 0, or -1 if the driver
+ * does not say. */
+int bench_pci_bus_id(ptxq_dev *d, char *out, size_t n);
+
 /* The vendor datasheet DRAM bandwidth for known device names (GB/s), 0 if unknown. */
 double bench_datasheet_gbps(const char *device_name);
 

@@ -16,6 +16,8 @@
  *                   e.g. --alt "pipe=h2;split=1" or --alt "mx=1;mx=2")
  *                   [--group G] [--cluster 0|1|2] [--ctas C] [--reps R] [--no-cublas]
  *                   [--a e4m3|e5m2|bf16] [--b e4m3|e5m2|bf16] [--out bf16|f16|f32] [--sweep deepseek]
+ *                   Each timing is sampled by NVML where the driver has it (bench_nvml.h): the
+ *                   SM clock, power and whether the power cap held the clock down, per side.
  *   ptxq check gemm [--m M --n N --k K] [--scaling S] [--tile-n T] [--cluster C] [--sample R] [--seed S]
  *                   [--store 0|1|-1]
  *                   [--a e4m3|e5m2|bf16] [--b e4m3|e5m2|bf16] [--out bf16|f16|f32] [--batch L]
@@ -37,6 +39,7 @@
 #include <string.h>
 
 #include "bench_common.h"
+#include "bench_nvml.h"
 #include "gemm_ref.h"
 
 #define PEAK_TFLOPS 1979.0
@@ -46,6 +49,21 @@ static int g_ctas;  /* --ctas: persistent grid cap (desc.ctas) */
 static int g_split; /* --split-k: desc.split_k (0: the runtime's pick, with a workspace) */
 static int g_store[4], g_nstore = 1; /* --store: desc.store values, the first for the main row */
 static int g_rounds = 1; /* --rounds: ours and cuBLASLt timed alternately this many times */
+static bench_nvml *g_nvml; /* the SM clock, power and clock-event reasons during each timing */
+
+/* dev_time_ms with the clock sampled meanwhile; clk gets " @ ... MHz ..." or "". */
+static double time_clocked(ptxq_dev *d, int (*fn)(void *), void *arg, int warmup, int reps,
+                           char *clk, size_t clkn) {
+    clk[0] = 0;
+    int on = g_nvml && bench_nvml_start(g_nvml, 1000) == 0;
+    double ms = dev_time_ms(d, fn, arg, warmup, reps);
+    if (on) {
+        bench_clocks c;
+        bench_nvml_stop(g_nvml, &c);
+        bench_clocks_format(&c, clk, clkn);
+    }
+    return ms;
+}
 
 /* --alt: variants of the row's call; a field at ALT_UNSET keeps the row's value */
 #define ALT_UNSET (-99)
@@ -442,7 +460,8 @@ static int bench_one(ptxq_dev *d, cublaslt *L, int have_lt, int64_t M, int64_t N
         plan_label(&plan, kname, sizeof kname);
     }
     double flop = 2.0 * (double)M * (double)N * (double)K;
-    double ms = dev_time_ms(d, our_run, &c, 3, reps);
+    char oclk[128];
+    double ms = time_clocked(d, our_run, &c, 3, reps, oclk, sizeof oclk);
     if (ms <= 0) {
         fprintf(stderr, "gemm %s: %s\n", kname, ptxq_last_error());
         return 1;
@@ -479,13 +498,15 @@ static int bench_one(ptxq_dev *d, cublaslt *L, int have_lt, int64_t M, int64_t N
     printf("gemm %-6s %5lldx%5lldx%5lld  %-30s %8.3f ms  %7.1f TFLOPS  %5.1f%% of %.0f  %6.0f GB/s "
            "%5.1f%% of copy", bf16 ? "bf16" : scaling_str(s), (long long)M, (long long)N, (long long)K, kname, ms, tf,
            100.0 * tf / peak, peak, gbps, g_copy.gbps > 0 ? 100.0 * gbps / g_copy.gbps : 0);
+    fputs(oclk, stdout);
     fputs(alt, stdout);
     if (mx) printf("  | no peer: cuBLASLt has no MXFP8 GEMM on sm_90");
     if (have_lt && !mx && g_at == g_bt && g_at != PTXQ_E5M2 && g_dt == PTXQ_BF16) {
         lt_call lc;
         if (lt_setup(&lc, L, d, M, N, K, A, B, D2, SA, SB, s, bf16) == 0) {
             lc.a_step = b_step, lc.b_step = a_step, lc.copies = copies; /* its A is our B */
-            double lms = dev_time_ms(d, lt_run, &lc, 3, reps);
+            char lclk[128], rclk[128] = "";
+            double lms = time_clocked(d, lt_run, &lc, 3, reps, lclk, sizeof lclk);
             /* compare on copy 0 of the inputs: one more launch of each */
             lc.next = 0;
             c.next = 0;
@@ -496,6 +517,7 @@ static int bench_one(ptxq_dev *d, cublaslt *L, int have_lt, int64_t M, int64_t N
                 double o[32], l[32], q[32];
                 int n = g_rounds < 32 ? g_rounds : 32, i;
                 o[0] = ms, l[0] = lms, q[0] = lms / ms;
+                int rounds_on = g_nvml && bench_nvml_start(g_nvml, 1000) == 0;
                 for (i = 1; i < n; ++i) {
                     if (i % 2) l[i] = dev_time_ms(d, lt_run, &lc, 1, reps);
                     o[i] = dev_time_ms(d, our_run, &c, 1, reps);
@@ -504,14 +526,19 @@ static int bench_one(ptxq_dev *d, cublaslt *L, int have_lt, int64_t M, int64_t N
                     q[i] = l[i] / o[i];
                 }
                 n = i;
+                if (rounds_on) {
+                    bench_clocks rc;
+                    bench_nvml_stop(g_nvml, &rc);
+                    bench_clocks_format(&rc, rclk, sizeof rclk);
+                }
                 qsort(o, (size_t)n, sizeof *o, cmp_double);
                 qsort(l, (size_t)n, sizeof *l, cmp_double);
                 qsort(q, (size_t)n, sizeof *q, cmp_double);
                 double om = o[n / 2], lm = l[n / 2], qm = n % 2 ? q[n / 2] : 0.5 * (q[n / 2 - 1] + q[n / 2]);
                 printf("  | %d rounds: ours %.1f TFLOPS (%.1f-%.1f), cuBLASLt %.1f (%.1f-%.1f), ratio "
-                       "median %.3fx (%.3f-%.3f)", n, flop / (om * 1e9), flop / (o[n - 1] * 1e9),
+                       "median %.3fx (%.3f-%.3f)%s", n, flop / (om * 1e9), flop / (o[n - 1] * 1e9),
                        flop / (o[0] * 1e9), flop / (lm * 1e9), flop / (l[n - 1] * 1e9),
-                       flop / (l[0] * 1e9), qm, q[0], q[n - 1]);
+                       flop / (l[0] * 1e9), qm, q[0], q[n - 1], rclk);
                 lc.next = 0;
                 c.next = 0;
                 if (lt_run(&lc) || our_run(&c)) lms = -1;
@@ -532,8 +559,8 @@ static int bench_one(ptxq_dev *d, cublaslt *L, int have_lt, int64_t M, int64_t N
                     if (fabs(y) > mx) mx = fabs(y);
                     if (fabs(y) > 0 && fabs(x - y) / fabs(y) > mr) mr = fabs(x - y) / fabs(y);
                 }
-                printf("  | cuBLASLt %8.3f ms %7.1f TFLOPS  ratio %.3fx  (vs ours: max|diff|/max|D| "
-                       "%.2g, max rel %.2g; worst [%zu,%zu] ours %.6g cublas %.6g)", lms, ltf, tf / ltf,
+                printf("  | cuBLASLt %8.3f ms %7.1f TFLOPS%s  ratio %.3fx  (vs ours: max|diff|/max|D| "
+                       "%.2g, max rel %.2g; worst [%zu,%zu] ours %.6g cublas %.6g)", lms, ltf, lclk, tf / ltf,
                        mx > 0 ? md / mx : md, mr, at / (size_t)N, at % (size_t)N,
                        ptxq_bf16_decode(h1[at]), ptxq_bf16_decode(h2[at]));
                 free(h1);
@@ -605,6 +632,17 @@ int bench_gemm_main(int argc, char **argv) {
     }
     printf("copy  1024 MiB D2D: %.3f ms, %.0f GB/s (read + write); operands %s x %s, D %s\n", g_copy.ms,
            g_copy.gbps, ptxq_dtype_name(g_at), ptxq_dtype_name(g_bt), out);
+    {
+        char why[256], pci[32];
+        g_nvml = bench_pci_bus_id(&d, pci, sizeof pci) == 0 ? bench_nvml_open(pci, why, sizeof why)
+                                                           : bench_nvml_open(NULL, why, sizeof why);
+        if (g_nvml)
+            printf("clocks: [mean SM MHz min-max, W, capped n/N]: NVML sampled every 1 ms while each "
+                   "side is timed; power as NVML reports it (may be averaged over up to 1 s); capped: "
+                   "samples with the power cap, a hardware slowdown or a thermal limit active\n");
+        else
+            printf("clocks: not sampled (%s)\n", why);
+    }
     int rc = 0;
     const char *sweep = bench_opt(argc, argv, "--sweep", NULL);
     /* DeepSeek-V3 layer shapes (N, K), block-scaled 1x128 / 128x128, M = 64, 128, 4096 */
@@ -643,6 +681,8 @@ int bench_gemm_main(int argc, char **argv) {
                 rc |= bench_one(&d, &L, have_lt, dsm[mi], ds[i][0], ds[i][1], PTXQ_GEMM_SCALE_BLOCK,
                                 tile_n, group, cluster, reps);
     }
+    bench_nvml_close(g_nvml);
+    g_nvml = NULL;
     dev_close(&d);
     return rc;
 }
