@@ -47,11 +47,14 @@ static int do_chain(void *p) {
 }
 
 int bench_copy_chain(ptxq_dev *d, size_t bytes, int batch, int reps, bench_copy *out) {
+    memset(out, 0, sizeof *out);
+    if (bytes == 0 || batch < 1) return -1;
     size_t pitch = (bytes + 255) / 256 * 256;
     size_t want = 4 * d->info.l2_bytes;
     int n = (int)((want + 2 * pitch - 1) / (2 * pitch));
     if (n < 2) n = 2;
-    if (batch < n) batch = n;
+    if (2 * pitch * (size_t)n > d->info.global_mem_bytes / 3) return -1; /* too large to hold */
+    batch = (batch + n - 1) / n * n; /* every batch starts where the last one left off */
     chain_arg a = {d, dev_alloc(d, pitch * (size_t)n), dev_alloc(d, pitch * (size_t)n), bytes,
                    pitch, n, batch};
     dev_fill(d, a.src, 0x3C, pitch * (size_t)n);

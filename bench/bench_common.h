@@ -15,7 +15,9 @@ typedef struct bench_copy {
 int bench_copy_run(ptxq_dev *d, size_t bytes, int reps, bench_copy *out);
 
 /* `batch` copies of `bytes` each, back to back on the stream, rotating through buffers so that the
- * data between two uses of one buffer exceeds 4 x L2; out->ms is per copy (median of reps batches).
+ * data between two uses of one buffer exceeds 4 x L2 (batch is rounded up to whole rotations);
+ * out->ms is per copy (median of reps batches). -1 where the buffers would exceed a third of the
+ * device memory (or bytes is 0).
  * The peer of a kernel that moves 2 * bytes per call: the same traffic, launch and ramp included. */
 int bench_copy_chain(ptxq_dev *d, size_t bytes, int batch, int reps, bench_copy *out);
 

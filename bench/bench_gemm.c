@@ -536,9 +536,9 @@ static int bench_one(ptxq_dev *d, cublaslt *L, int have_lt, int64_t M, int64_t N
                 qsort(q, (size_t)n, sizeof *q, cmp_double);
                 double om = o[n / 2], lm = l[n / 2], qm = n % 2 ? q[n / 2] : 0.5 * (q[n / 2 - 1] + q[n / 2]);
                 printf("  | %d rounds: ours %.1f TFLOPS (%.1f-%.1f), cuBLASLt %.1f (%.1f-%.1f), ratio "
-                       "median %.3fx (%.3f-%.3f)%s", n, flop / (om * 1e9), flop / (o[n - 1] * 1e9),
+                       "median %.3fx (%.3f-%.3f)%s%s", n, flop / (om * 1e9), flop / (o[n - 1] * 1e9),
                        flop / (o[0] * 1e9), flop / (lm * 1e9), flop / (l[n - 1] * 1e9),
-                       flop / (l[0] * 1e9), qm, q[0], q[n - 1], rclk);
+                       flop / (l[0] * 1e9), qm, q[0], q[n - 1], rclk[0] ? " both sides" : "", rclk);
                 lc.next = 0;
                 c.next = 0;
                 if (lt_run(&lc) || our_run(&c)) lms = -1;
@@ -634,8 +634,10 @@ int bench_gemm_main(int argc, char **argv) {
            g_copy.gbps, ptxq_dtype_name(g_at), ptxq_dtype_name(g_bt), out);
     {
         char why[256], pci[32];
+        /* by PCI address only: NVML's device numbering need not be CUDA's */
+        snprintf(why, sizeof why, "the driver gives no PCI address for the device");
         g_nvml = bench_pci_bus_id(&d, pci, sizeof pci) == 0 ? bench_nvml_open(pci, why, sizeof why)
-                                                           : bench_nvml_open(NULL, why, sizeof why);
+                                                           : NULL;
         if (g_nvml)
             printf("clocks: [mean SM MHz min-max, W, capped n/N]: NVML sampled every 1 ms while each "
                    "side is timed; power as NVML reports it (may be averaged over up to 1 s); capped: "

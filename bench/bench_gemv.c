@@ -301,13 +301,6 @@ static int bench_one(ptxq_dev *d, ptxq_gemv_format f, ptxq_dtype xt, ptxq_dtype 
                as_bytes / 1048576.0, copies, G.batch, md->graph ? " in a graph" : "", host_us);
         if (us <= 0) fails++;
     }
-    /* the same traffic as one copy call (must / 2 read + must / 2 written), chained like the
-     * GEMV calls: what a copy of this size reaches, ramp and launch gaps included (context for
-     * small shapes; %copy above stays against the large copy) */
-    bench_copy cc;
-    if (bench_copy_chain(d, must / 2, G.batch, reps, &cc) == 0)
-        printf("  same-traffic copy chain: %.2f us per copy of %.1f MiB, %.0f GB/s = %.1f%% of the "
-               "large copy\n", cc.ms * 1e3, cc.bytes / 1048576.0, cc.gbps, 100.0 * cc.gbps / cp->gbps);
     if (bad) {
         char desc[256];
         gemv_case_describe(&c, desc, sizeof desc);
@@ -319,6 +312,13 @@ static int bench_one(ptxq_dev *d, ptxq_gemv_format f, ptxq_dtype xt, ptxq_dtype 
     dev_free(d, dxs);
     dev_free(d, dy);
     dev_free(d, dg);
+    /* the same traffic as one copy call (must / 2 read + must / 2 written), chained like the
+     * GEMV calls: what a copy of this size reaches, ramp and launch gaps included (context for
+     * small shapes; %copy above stays against the large copy) */
+    bench_copy cc;
+    if (bench_copy_chain(d, must / 2, G.batch, reps, &cc) == 0)
+        printf("  same-traffic copy chain: %.2f us per copy of %.1f MiB, %.0f GB/s = %.1f%% of the "
+               "large copy\n", cc.ms * 1e3, cc.bytes / 1048576.0, cc.gbps, 100.0 * cc.gbps / cp->gbps);
     return fails;
 }
 

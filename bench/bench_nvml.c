@@ -47,7 +47,8 @@ bench_nvml *bench_nvml_open(const char *pci_bus_id, char *why, size_t whyn) {
     if (!lib || !*lib) lib = "libnvidia-ml.so.1";
     void *h = dlopen(lib, RTLD_NOW | RTLD_LOCAL);
     if (!h) {
-        say(why, whyn, "cannot load ", lib);
+        const char *e = dlerror();
+        say(why, whyn, "cannot load ", e ? e : lib);
         return NULL;
     }
     nvml_init_fn init = (nvml_init_fn)dlsym(h, "nvmlInit_v2");
@@ -79,9 +80,14 @@ bench_nvml *bench_nvml_open(const char *pci_bus_id, char *why, size_t whyn) {
         return NULL;
     }
     int rc = pci_bus_id ? by_pci(pci_bus_id, &n->dev) : by_index(0, &n->dev);
-    unsigned mhz = 0;
-    if (rc != 0 || n->clock(n->dev, NVML_CLOCK_SM, &mhz) != 0) {
+    if (rc != 0) {
         say(why, whyn, "NVML has no device at ", pci_bus_id ? pci_bus_id : "index 0");
+        bench_nvml_close(n);
+        return NULL;
+    }
+    unsigned mhz = 0;
+    if (n->clock(n->dev, NVML_CLOCK_SM, &mhz) != 0) {
+        say(why, whyn, "NVML gives no SM clock for ", pci_bus_id ? pci_bus_id : "index 0");
         bench_nvml_close(n);
         return NULL;
     }
@@ -106,7 +112,7 @@ static void *sampler(void *p) {
     double mhz_sum = 0, w_sum = 0;
     int w_n = 0;
     struct timespec gap = {n->period_us / 1000000, (long)(n->period_us % 1000000) * 1000};
-    while (!atomic_load(&n->stop)) {
+    for (;;) { /* sample first, then look at the flag: a short timing still gets one sample */
         unsigned mhz = 0, mw = 0;
         unsigned long long mask = 0;
         if (n->clock(n->dev, NVML_CLOCK_SM, &mhz) == 0) {
@@ -125,6 +131,7 @@ static void *sampler(void *p) {
                 c.capped += (mask & BENCH_NVML_CAPPED) != 0;
             }
         }
+        if (atomic_load(&n->stop)) break;
         nanosleep(&gap, NULL);
     }
     c.mhz_avg = c.samples ? mhz_sum / c.samples : 0;

@@ -30,7 +30,8 @@ typedef struct bench_clocks {
 
 typedef struct bench_nvml bench_nvml; /* opaque: a loaded library, a device and a sampler thread */
 
-/* Loads NVML and finds the device by its PCI address ("0000:1b:00.0"; NULL: NVML's device 0).
+/* Loads NVML and finds the device by its PCI address ("00000000:1b:00.0"; NULL: NVML's device 0,
+ * which on a host with several GPUs need not be CUDA's device 0: tests only).
  * Returns a sampler, or NULL with the reason in why (no library, no such device, PTXQ_NVML=none). */
 bench_nvml *bench_nvml_open(const char *pci_bus_id, char *why, size_t whyn);
 void bench_nvml_close(bench_nvml *n);
@@ -38,7 +39,8 @@ void bench_nvml_close(bench_nvml *n);
 /* Starts sampling every period_us microseconds (at least 200) from a thread; 0 on success. */
 int bench_nvml_start(bench_nvml *n, int period_us);
 
-/* Stops the thread and returns what it saw (out->samples is 0 if it saw nothing). */
+/* Stops the thread and returns what it saw: at least one sample when the clock query works
+ * (the thread samples before it looks at the stop flag); out->samples is 0 otherwise. */
 void bench_nvml_stop(bench_nvml *n, bench_clocks *out);
 
 /* " [1755 MHz 1650-1980, 690 W, capped 12/16]" into buf: mean SM clock, min-max, mean power,

@@ -54,7 +54,9 @@ smi=$!
 # why the clock is below its maximum (0x4 software power cap, 0x8 hardware slowdown, 0x20 / 0x40
 # software / hardware thermal, 0x1 idle),
 # sampled apart so that a field this driver lacks cannot empty clocks.txt
-( while :; do echo "R, $(nvidia-smi --query-gpu=timestamp,clocks_event_reasons.active --format=csv,noheader 2>&1)"; sleep 0.2; done ) >>"$OUT/clocks.txt" 2>/dev/null &
+rf=clocks_event_reasons.active
+nvidia-smi --query-gpu=$rf --format=csv,noheader >/dev/null 2>&1 || rf=clocks_throttle_reasons.active
+( while :; do nvidia-smi -i 0 --query-gpu=timestamp,$rf,power.draw --format=csv,noheader | sed 's/^/R, /'; sleep 0.2; done ) >>"$OUT/clocks.txt" 2>/dev/null &
 rsn=$!
 for fam in ${BENCHES-quant gemv gemm}; do
   case $fam in
@@ -89,4 +91,4 @@ for f in "$OUT"/bench_*.txt "$OUT"/extra_*.txt; do
 done
 load() { grep -v -e '^==' -e '^R, ' "$OUT/clocks.txt" | awk -F', ' -v c="$1" '$3+0 > 200 {print $c+0}' | sort -n | awk '{v[NR]=$1} END {if (NR) printf "%d / %d / %d", v[1], v[int((NR+1)/2)], v[NR]}'; }
 echo "-- under load (power > 200 W), min / median / max: SM clock $(load 2) MHz, power $(load 3) W"
-echo "-- clock event reasons (samples per mask; 0x4 software power cap, 0x8 hardware slowdown): $(grep '^R, ' "$OUT/clocks.txt" | awk -F', ' '{print $3}' | sort | uniq -c | tr -s ' ' | tr '\n' ';')"
+echo "-- clock event reasons under load (power > 200 W; samples per mask; 0x4 software power cap, 0x8 hardware slowdown): $(grep '^R, ' "$OUT/clocks.txt" | awk -F', ' '$4+0 > 200 {print $3}' | sort | uniq -c | tr -s ' ' | tr '\n' ';')"

@@ -373,8 +373,10 @@ static int print_loops(const char *text) {
         return 0;
     }
     sass_loop *lp = malloc((size_t)n * sizeof *lp);
-    if (!lp) return 1;
-    sass_loops(text, lp, n);
+    if (!lp || sass_loops(text, lp, n) != n) {
+        free(lp);
+        return 1;
+    }
     printf("// %d loop%s (instruction indices from 0; an inner loop is listed before the loop "
            "holding it)\n", n, n == 1 ? "" : "s");
     for (int j = 0; j < n; ++j) {

@@ -298,6 +298,8 @@ static void test_loops(void **state) {
     assert_int_equal(sass_range_tally(text, 2, 4, &h, ops, 1), 1);
     assert_string_equal(ops[0].op, "LDG");
     assert_int_equal(h.total, 4);
+    assert_int_equal(sass_range_tally(text, 2, 4, &h, NULL, 0), 0); /* the histogram only */
+    assert_int_equal(h.total, 4);
     assert_int_equal(sass_range_tally(text, 0, 0, &h, ops, 8), 0);
     assert_int_equal(h.total, 0);
 }

@@ -487,7 +487,10 @@ int sass_loop_loads(const char *text, const char *marker, sass_loop *out) {
     if (n <= 0) return -1;
     sass_loop *lp = malloc((size_t)n * sizeof *lp);
     if (!lp) return -1;
-    sass_loops(text, lp, n);
+    if (sass_loops(text, lp, n) != n) {
+        free(lp);
+        return -1;
+    }
     int rc = -1;
     for (int j = 0; j < n && rc; ++j) {
         loads_walk w = {marker, &lp[j]};
@@ -521,7 +524,7 @@ static int walk_tally(const char *s, const char *end, int i, void *arg) {
     int j = 0;
     while (j < w->n && strcmp(w->ops[j].op, op)) ++j;
     if (j == w->n) {
-        if (w->n == w->max) return 0; /* table full: the rarest opcodes go uncounted by name */
+        if (w->n == w->max) return 0; /* table full: an opcode first seen now goes uncounted by name */
         memcpy(w->ops[j].op, op, len + 1);
         w->ops[j].n = 0;
         ++w->n;
@@ -539,10 +542,11 @@ static int by_count(const void *a, const void *b) {
 int sass_range_tally(const char *text, int first, int length, sass_hist *h, sass_op_count *ops,
                      int max) {
     if (h) memset(h, 0, sizeof *h);
-    if (!text || length <= 0 || max <= 0) return 0;
-    tally_walk w = {first, first + length - 1, h, ops, max, 0};
+    if (!ops) max = 0;
+    if (!text || length <= 0) return 0;
+    tally_walk w = {first, first + length - 1, h, ops, max < 0 ? 0 : max, 0};
     each_insn(text, walk_tally, &w);
-    qsort(ops, (size_t)w.n, sizeof *ops, by_count);
+    if (w.n) qsort(ops, (size_t)w.n, sizeof *ops, by_count);
     return w.n;
 }
 

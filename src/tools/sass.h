@@ -111,7 +111,7 @@ int sass_loops(const char *text, sass_loop *out, int max);
 /* Instructions first .. first + length - 1 (indices as in sass_loop): their histogram into h (if
  * not NULL) and a count per base opcode ("IMAD.WIDE.U32" counts as IMAD) into ops, most frequent
  * first (ties by name); returns the number of distinct opcodes stored, at most max: an opcode
- * first seen when ops is full is left out of it (h still counts it). */
+ * first seen when ops is full is left out of it (h still counts it). ops may be NULL (max 0). */
 typedef struct sass_op_count {
     char op[16];
     int n;
