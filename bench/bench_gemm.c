@@ -51,7 +51,7 @@ static int g_store[4], g_nstore = 1; /* --store: desc.store values, the first fo
 static int g_rounds = 1; /* --rounds: ours and cuBLASLt timed alternately this many times */
 static bench_nvml *g_nvml; /* the SM clock, power and clock-event reasons during each timing */
 
-/* dev_time_ms with the clock sampled meanwhile; clk gets " @ ... MHz ..." or "". */
+/* dev_time_ms with the clock sampled meanwhile; clk gets " [... MHz ..., capped n/N]" or "". */
 static double time_clocked(ptxq_dev *d, int (*fn)(void *), void *arg, int warmup, int reps,
                            char *clk, size_t clkn) {
     clk[0] = 0;
