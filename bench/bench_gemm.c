@@ -40,6 +40,7 @@
 
 #include "bench_common.h"
 #include "bench_nvml.h"
+#include "bench_probe.h"
 #include "gemm_ref.h"
 
 #define PEAK_TFLOPS 1979.0
@@ -49,19 +50,45 @@ static int g_ctas;  /* --ctas: persistent grid cap (desc.ctas) */
 static int g_split; /* --split-k: desc.split_k (0: the runtime's pick, with a workspace) */
 static int g_store[4], g_nstore = 1; /* --store: desc.store values, the first for the main row */
 static int g_rounds = 1; /* --rounds: ours and cuBLASLt timed alternately this many times */
-static bench_nvml *g_nvml; /* the SM clock, power and clock-event reasons during each timing */
+static bench_nvml *g_nvml; /* NVML's clock, power and clock-event reasons during each timing */
+static bench_probe g_probe; /* the SM clock measured on the GPU during each timing */
+/* dense tensor-core FLOP per SM per clock on sm_90 (the datasheet peaks at 1830 MHz, 132 SMs) */
+#define FLOP_CLK_SM_FP8 8192.0
+#define FLOP_CLK_SM_BF16 4096.0
+static double g_flop_clk_sm = FLOP_CLK_SM_FP8;
 
-/* dev_time_ms with the clock sampled meanwhile; clk gets " [... MHz ..., capped n/N]" or "". */
+/* dev_time_ms with the clock measured meanwhile. clk gets " [1540 MHz measured = 85.3% of the
+ * tensor peak at that clock; NVML 1980 MHz ..., capped n/N]": the probe's SM clock (bench_probe.h)
+ * and what `flop` in `ms` is of flop_clk_sm x SMs x that clock, then NVML's view (its clock is the
+ * requested one); either part is left out where it is not available. */
 static double time_clocked(ptxq_dev *d, int (*fn)(void *), void *arg, int warmup, int reps,
-                           char *clk, size_t clkn) {
+                           double flop, char *clk, size_t clkn) {
     clk[0] = 0;
     int on = g_nvml && bench_nvml_start(g_nvml, 1000) == 0;
+    int probing = g_probe.d && bench_probe_start(&g_probe) == 0;
     double ms = dev_time_ms(d, fn, arg, warmup, reps);
+    bench_probe_result pr = {0};
+    if (probing) bench_probe_stop(&g_probe, &pr);
+    char nv[128] = "";
     if (on) {
         bench_clocks c;
         bench_nvml_stop(g_nvml, &c);
-        bench_clocks_format(&c, clk, clkn);
+        bench_clocks_format(&c, nv, sizeof nv);
     }
+    int k = 0;
+    if (probing && pr.ok && ms > 0) {
+        double peak = g_flop_clk_sm * (double)d->info.sm_count * pr.mhz * 1e6;
+        k = snprintf(clk, clkn, " [%.0f MHz measured = %.1f%% of the tensor peak at that clock", pr.mhz,
+                     100.0 * flop / (ms * 1e-3) / peak);
+    } else if (probing) {
+        k = snprintf(clk, clkn, " [clock not measured: %s", pr.why);
+    }
+    if (k > 0 && (size_t)k < clkn && nv[0]) /* nv is " [NVML ...]": continue the bracket */
+        snprintf(clk + k, clkn - (size_t)k, "; %s", nv + 2);
+    else if (k > 0 && (size_t)k < clkn)
+        snprintf(clk + k, clkn - (size_t)k, "]");
+    else if (nv[0])
+        snprintf(clk, clkn, "%s", nv);
     return ms;
 }
 
@@ -381,6 +408,7 @@ static int bench_one(ptxq_dev *d, cublaslt *L, int have_lt, int64_t M, int64_t N
     const int bf16 = g_at == PTXQ_BF16;
     const int64_t esz = bf16 ? 2 : 1; /* operand bytes per element */
     const double peak = bf16 ? PEAK_TFLOPS_BF16 : PEAK_TFLOPS;
+    g_flop_clk_sm = bf16 ? FLOP_CLK_SM_BF16 : FLOP_CLK_SM_FP8;
     /* rotate copies of A and B until 4x L2 of other operands pass between two reads of one */
     size_t ab = (size_t)((M + N) * K * esz), l2 = (size_t)d->info.l2_bytes;
     int copies = ab >= 4 * l2 ? 1 : (int)((4 * l2) / ab + 1);
@@ -460,8 +488,8 @@ static int bench_one(ptxq_dev *d, cublaslt *L, int have_lt, int64_t M, int64_t N
         plan_label(&plan, kname, sizeof kname);
     }
     double flop = 2.0 * (double)M * (double)N * (double)K;
-    char oclk[128];
-    double ms = time_clocked(d, our_run, &c, 3, reps, oclk, sizeof oclk);
+    char oclk[256];
+    double ms = time_clocked(d, our_run, &c, 3, reps, flop, oclk, sizeof oclk);
     if (ms <= 0) {
         fprintf(stderr, "gemm %s: %s\n", kname, ptxq_last_error());
         return 1;
@@ -505,8 +533,8 @@ static int bench_one(ptxq_dev *d, cublaslt *L, int have_lt, int64_t M, int64_t N
         lt_call lc;
         if (lt_setup(&lc, L, d, M, N, K, A, B, D2, SA, SB, s, bf16) == 0) {
             lc.a_step = b_step, lc.b_step = a_step, lc.copies = copies; /* its A is our B */
-            char lclk[128], rclk[128] = "";
-            double lms = time_clocked(d, lt_run, &lc, 3, reps, lclk, sizeof lclk);
+            char lclk[256], rclk[256] = "";
+            double lms = time_clocked(d, lt_run, &lc, 3, reps, flop, lclk, sizeof lclk);
             /* compare on copy 0 of the inputs: one more launch of each */
             lc.next = 0;
             c.next = 0;
@@ -518,6 +546,7 @@ static int bench_one(ptxq_dev *d, cublaslt *L, int have_lt, int64_t M, int64_t N
                 int n = g_rounds < 32 ? g_rounds : 32, i;
                 o[0] = ms, l[0] = lms, q[0] = lms / ms;
                 int rounds_on = g_nvml && bench_nvml_start(g_nvml, 1000) == 0;
+                int rounds_probe = g_probe.d && bench_probe_start(&g_probe) == 0;
                 for (i = 1; i < n; ++i) {
                     if (i % 2) l[i] = dev_time_ms(d, lt_run, &lc, 1, reps);
                     o[i] = dev_time_ms(d, our_run, &c, 1, reps);
@@ -526,10 +555,20 @@ static int bench_one(ptxq_dev *d, cublaslt *L, int have_lt, int64_t M, int64_t N
                     q[i] = l[i] / o[i];
                 }
                 n = i;
+                bench_probe_result rp = {0};
+                if (rounds_probe) bench_probe_stop(&g_probe, &rp);
                 if (rounds_on) {
                     bench_clocks rc;
                     bench_nvml_stop(g_nvml, &rc);
                     bench_clocks_format(&rc, rclk, sizeof rclk);
+                }
+                if (rp.ok) { /* the measured clock first, then NVML's bracket */
+                    char nv[256];
+                    snprintf(nv, sizeof nv, "%s", rclk);
+                    int k = snprintf(rclk, sizeof rclk, " [%.0f MHz measured", rp.mhz);
+                    if (k > 0 && (size_t)k < sizeof rclk)
+                        snprintf(rclk + k, sizeof rclk - (size_t)k, "%s%.200s", nv[0] ? "; " : "]",
+                                 nv[0] ? nv + 2 : "");
                 }
                 qsort(o, (size_t)n, sizeof *o, cmp_double);
                 qsort(l, (size_t)n, sizeof *l, cmp_double);
@@ -638,12 +677,23 @@ int bench_gemm_main(int argc, char **argv) {
         snprintf(why, sizeof why, "the driver gives no PCI address for the device");
         g_nvml = bench_pci_bus_id(&d, pci, sizeof pci) == 0 ? bench_nvml_open(pci, why, sizeof why)
                                                            : NULL;
-        if (g_nvml)
-            printf("clocks: [mean SM MHz min-max, W, capped n/N]: NVML sampled every 1 ms while each "
-                   "side is timed; power as NVML reports it (may be averaged over up to 1 s); capped: "
-                   "samples with the power cap, a hardware slowdown or a thermal limit active\n");
+        char pwhy[128] = "";
+        int probe = bench_probe_open(&d, &g_probe, pwhy, sizeof pwhy) == 0;
+        if (probe)
+            printf("clocks: [M MHz measured = x%% of the tensor peak at that clock]: the SM clock over "
+                   "each side's timing, from %%clock64 / %%globaltimer stamped on every SM right before "
+                   "and after the timed launches (ptx/clock_stamp.ptx); peak = %.0f (FP8) or %.0f (BF16) "
+                   "FLOP per SM per clock x %d SMs x that clock\n", FLOP_CLK_SM_FP8, FLOP_CLK_SM_BF16,
+                   d.info.sm_count);
         else
-            printf("clocks: not sampled (%s)\n", why);
+            printf("clocks: not measured (%s)\n", pwhy);
+        if (g_nvml)
+            printf("        [NVML mean MHz min-max, W, capped n/N]: NVML sampled every 1 ms while each "
+                   "side is timed. NVML's clock is the requested one (it read 1980 MHz where the probe "
+                   "and ncu saw 1500-1540); power as NVML reports it (may be averaged over up to 1 s); "
+                   "capped: samples with the power cap, a hardware slowdown or a thermal limit active\n");
+        else
+            printf("        NVML not sampled (%s)\n", why);
     }
     int rc = 0;
     const char *sweep = bench_opt(argc, argv, "--sweep", NULL);
@@ -685,6 +735,7 @@ int bench_gemm_main(int argc, char **argv) {
     }
     bench_nvml_close(g_nvml);
     g_nvml = NULL;
+    bench_probe_close(&g_probe);
     dev_close(&d);
     return rc;
 }

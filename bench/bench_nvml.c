@@ -163,7 +163,7 @@ void bench_clocks_format(const bench_clocks *c, char *buf, size_t n) {
     if (!n) return;
     buf[0] = 0;
     if (!c->samples) return;
-    int k = snprintf(buf, n, " [%.0f MHz %u-%u", c->mhz_avg, c->mhz_min, c->mhz_max);
+    int k = snprintf(buf, n, " [NVML %.0f MHz %u-%u", c->mhz_avg, c->mhz_min, c->mhz_max);
     if (k > 0 && (size_t)k < n && c->watts_avg > 0)
         k += snprintf(buf + k, n - (size_t)k, ", %.0f W", c->watts_avg);
     if (k > 0 && (size_t)k < n)

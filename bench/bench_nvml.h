@@ -7,6 +7,11 @@
  * bench times one thing: the SM clock, the board power, and the driver's clock-event reasons
  * (software power cap, hardware slowdown, thermal).
  *
+ * NVML's SM clock is the clock the driver requests, not the one the SMs ran at: on an H100 it read
+ * 1980 MHz through FP8 GEMMs that ran at 1.50-1.54 GHz (ncu: cycles over duration; bench_probe.h
+ * measures it in the bench). Read the clock-event reasons and power as the board's state, and
+ * bench_probe's clock as the kernel's.
+ *
  * Power is NVML's nvmlDeviceGetPowerUsage, which drivers may average over up to a second: read its
  * figure as the level the board sat at, not the kernel's own draw. PTXQ_NVML names another
  * library (tests use a fake one); PTXQ_NVML=none turns sampling off. */
@@ -43,7 +48,8 @@ int bench_nvml_start(bench_nvml *n, int period_us);
  * (the thread samples before it looks at the stop flag); out->samples is 0 otherwise. */
 void bench_nvml_stop(bench_nvml *n, bench_clocks *out);
 
-/* " [1755 MHz 1650-1980, 690 W, capped 12/16]" into buf: mean SM clock, min-max, mean power,
+/* " [NVML 1755 MHz 1650-1980, 690 W, capped 12/16]" into buf: mean SM clock as NVML reports it
+ * (the requested clock: bench_probe.h measures the real one), min-max, mean power,
  * samples with a BENCH_NVML_CAPPED reason of all samples (empty when there are no samples). */
 void bench_clocks_format(const bench_clocks *c, char *buf, size_t n);
 
