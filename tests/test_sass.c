@@ -451,6 +451,33 @@ static void test_quant_text(void **state) {
     quant_set_free(&s);
 }
 
+/* The bench's clock_stamp kernel on every target: it reads the SM clock and the global timer
+ * (what bench_probe divides), stores one 16-byte record, and uses no local memory. */
+static void test_clock_stamp(void **state) {
+    (void)state;
+    skip_without_nvdisasm();
+    static const char *const targets[] = {"sm_90a", "sm_100a", "sm_120a"};
+    for (int t = 0; t < 3; ++t) {
+        ptxq_kernel_info k;
+        if (ptxq_kernel_find("clock_stamp", targets[t], &k) != PTXQ_OK) {
+            fail_msg("no clock_stamp cubin for %s", targets[t]);
+            return;
+        }
+        char err[512] = "";
+        char *text = sass_disassemble(k.cubin, k.cubin_size, err, sizeof err);
+        if (!text) {
+            fail_msg("clock_stamp %s: %s", targets[t], err);
+            return;
+        }
+        assert_non_null(strstr(text, "SR_CLOCKLO"));
+        assert_non_null(strstr(text, "SR_GLOBALTIMERLO"));
+        assert_non_null(strstr(text, "STG.E.128"));
+        assert_null(strstr(text, "LDL"));
+        assert_null(strstr(text, "STL"));
+        free(text);
+    }
+}
+
 int main(void) {
     const struct CMUnitTest tests[] = {
         cmocka_unit_test(test_hist_sm90),
@@ -464,6 +491,7 @@ int main(void) {
         cmocka_unit_test(test_disassemble_errors),
         cmocka_unit_test(test_quant_text),
         cmocka_unit_test(test_quant_cubins),
+        cmocka_unit_test(test_clock_stamp),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);
 }
