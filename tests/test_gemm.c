@@ -854,11 +854,7 @@ static void test_refused_untouched(void **state) {
 
 static void test_gemm_sass(void **state) {
     (void)state;
-    char path[4096];
-    if (sass_find_nvdisasm(path, sizeof path) != 0) {
-        print_message("[  SKIP    ] %s\n", sass_nvdisasm_hint());
-        skip();
-    }
+    if (sass_no_nvdisasm()) skip();
     int n = 0, bad = 0;
     for (int i = 0; i < ptxq_kernel_count(); ++i) {
         ptxq_kernel_info k;

@@ -244,11 +244,7 @@ static int kernel_rows(const char *name) {
  * the loops"). */
 static void test_sass_load_order(void **state) {
     (void)state;
-    char path[4096];
-    if (sass_find_nvdisasm(path, sizeof path) != 0) {
-        printf("[ SKIP     ] %s\n", sass_nvdisasm_hint());
-        skip();
-    }
+    if (sass_no_nvdisasm()) skip();
     static const char *const names[2] = {"gemv_nvfp4_nvfp4_r4", "gemv_mxfp4_mxfp4_r4"};
     ptxq_kernel_info *ks;
     int n = gemv_kernels(&ks);
@@ -275,11 +271,7 @@ static void test_sass_load_order(void **state) {
 
 static void test_sass(void **state) {
     (void)state;
-    char path[4096];
-    if (sass_find_nvdisasm(path, sizeof path) != 0) {
-        printf("[ SKIP     ] %s\n", sass_nvdisasm_hint());
-        skip();
-    }
+    if (sass_no_nvdisasm()) skip();
     ptxq_kernel_info *ks;
     int n = gemv_kernels(&ks);
     const unsigned char **cubins = calloc((size_t)n + 1, sizeof *cubins);

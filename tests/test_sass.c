@@ -322,16 +322,9 @@ static void test_find_env(void **state) {
 
 /* ---- the embedded quant cubins ------------------------------------------------------------ */
 
-static void skip_without_nvdisasm(void) {
-    char path[4096];
-    if (sass_find_nvdisasm(path, sizeof path) == 0) return;
-    print_message("[  SKIP    ] %s\n", sass_nvdisasm_hint());
-    skip();
-}
-
 static void test_disassemble_errors(void **state) {
     (void)state;
-    skip_without_nvdisasm();
+    if (sass_no_nvdisasm()) skip();
     char err[512] = "";
     static const unsigned char junk[] = "not an ELF file";
     char *text = sass_disassemble(junk, sizeof junk, err, sizeof err);
@@ -396,7 +389,7 @@ static int check_quant_kernel(const ptxq_kernel_info *k, const sass_hist *h) {
 
 static void test_quant_cubins(void **state) {
     (void)state;
-    skip_without_nvdisasm();
+    if (sass_no_nvdisasm()) skip();
     quant_set s;
     quant_set_load(&s);
     if (s.n == 0) {
@@ -426,7 +419,7 @@ static void test_quant_cubins(void **state) {
 /* One cubin through sass_disassemble: the text names the kernel's section. */
 static void test_quant_text(void **state) {
     (void)state;
-    skip_without_nvdisasm();
+    if (sass_no_nvdisasm()) skip();
     quant_set s;
     quant_set_load(&s);
     if (s.n == 0) {
@@ -455,7 +448,7 @@ static void test_quant_text(void **state) {
  * (what bench_probe divides), stores one 16-byte record, and uses no local memory. */
 static void test_clock_stamp(void **state) {
     (void)state;
-    skip_without_nvdisasm();
+    if (sass_no_nvdisasm()) skip();
     static const char *const targets[] = {"sm_90a", "sm_100a", "sm_120a"};
     for (int t = 0; t < 3; ++t) {
         ptxq_kernel_info k;

@@ -2,6 +2,7 @@
 #include "sass.h"
 
 #include <ctype.h>
+#include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 #include <sys/wait.h>
@@ -78,6 +79,14 @@ const char *sass_nvdisasm_hint(void) {
     return "nvdisasm not found (looked at $PTXQ_NVDISASM, $PATH, $CUDA_ROOT/bin, "
            "/usr/local/cuda/bin and the python3 wheel); install it with "
            "`pip install nvidia-cuda-nvdisasm` or the CUDA toolkit, or set PTXQ_NVDISASM";
+}
+
+int sass_no_nvdisasm(void) {
+    char path[4096];
+    if (sass_find_nvdisasm(path, sizeof path) == 0) return 0;
+    printf("[  SKIP    ] %s\n", sass_nvdisasm_hint());
+    fflush(stdout);
+    return 1;
 }
 
 /* ---- disassembling ------------------------------------------------------------------------ */

@@ -70,6 +70,10 @@ int sass_find_nvdisasm(char *path, size_t n);
 /* The message to show where nvdisasm is absent (how to install it). */
 const char *sass_nvdisasm_hint(void);
 
+/* For tests: 1 (after printing "[  SKIP    ] " and the hint) when no nvdisasm is found, so the
+ * caller calls cmocka's skip(); 0 when there is one. */
+int sass_no_nvdisasm(void);
+
 /* Disassembles a cubin with `nvdisasm -c` (the tool is looked up once per process). Returns the
  * text (malloc'd, the caller frees it), or NULL with a message in err[0..errn). */
 char *sass_disassemble(const unsigned char *cubin, size_t size, char *err, size_t errn);
