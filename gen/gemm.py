@@ -98,6 +98,17 @@ cluster variant moved it by 0-3% (so L2 traffic is not what limits it), ordering
 warpgroups' issue with named barriers by 0%. What remains is structural: each warpgroup waits for
 its 128-K wgmma chain before promoting (FP32 adds on the CUDA cores), so its tensor-core queue
 drains once per K block, and the epilogue is not overlapped with the next tile's MMAs.
+
+Where the cycles go (H100, 8192^3 per-tensor, ncu at its locked clock, timing-only PTX variants
+loaded through PTXQ_KERNEL_DIR): one warpgroup's 128-K chain alone keeps the tensor core ~58% busy
+(the two warpgroups made to take turns: 1.82 M cycles against 1.19 M), so the SM needs both chains
+in flight at once. Promoting 8 of the 96 partials instead of all took 1.19 M -> 1.14 M cycles
+(about 38 of the ~100 cycles per K block above 768 of MMA). Issuing the two warpgroups' chains in
+a fixed order (named barrier) took 1.21 M; issuing the next tile's first chain before the
+epilogue changed nothing measurable. The early wait (next_slot_early) took 1.5%. cuBLASLt's
+kernel (ncu source view) has the same loop: full-barrier wait, wait for the previous chain,
+promote 72 partials, issue 4 x m64n144k32; its block-scaled kernel orders the two warpgroups'
+issue with a named barrier.
 """
 
 from ptx import Kernel, header, struct_layout, load_arg
@@ -263,6 +274,8 @@ class G:
         # straight into the accumulator (consumer: direct)
         self.direct = self.ab[0] == "bf16"
         self.ts = p.get("store") == "tma"
+        # early: the plain FP8 consumer waits for K block kb+1's slot while chain kb runs (consumer)
+        self.early = self.mode in ("tensor", "row") and self.ab[0] != "bf16" and not p.get("pipe")
         self.sc = staged_scales(self.mode, self.pipe)
         self.stage, self.stages, self.smem = geometry(self.bn, self.ts, self.mode == "mx", self.sc)
         self.off, self.argsize = arg_offsets()
@@ -820,20 +833,41 @@ class G:
         k(f"@{pdone} bra.uni {'C_DRAIN' if self.direct else 'C_EPILOGUE'}")
         if self.mode == "mx":
             self.mx_scale_load(kb)
-        ring.locate()
-        k.comment("descriptors of this slot: + slot * stage_bytes / 16; + 2 per 32-K step inside the\n"
-                  "swizzled 128-byte row (the hardware applies the XOR to the final address)")
+        early = self.early
+        if early:
+            k.comment("the tile's first K block locates and waits for its slot here; every later one was\n"
+                      "located and waited for while the chain before it ran (below)")
+            pk0 = k.reg(".pred", "p_kb0")
+            skip = k.fresh("FULL_DONE")
+            k(f"setp.ne.u32 {pk0}, {kb}, 0")
+            k(f"@{pk0} bra.uni {skip}")
         so, da, db = k.reg(".b64", "t_slot_enc"), k.reg(".b64", "desc_a"), k.reg(".b64", "desc_b")
-        k(f"mul.wide.u32 {so}, {ring.slot}, {self.stage // 16}")
-        k(f"add.s64 {da}, {da0}, {so}")
-        k(f"add.s64 {db}, {db0}, {so}")
         daj = [da] + [k.reg(".b64", f"desc_a{j}") for j in range(1, 4)]
         dbj = [db] + [k.reg(".b64", f"desc_b{j}") for j in range(1, 4)]
-        for j in range(1, 4):
-            k(f"add.s64 {daj[j]}, {da}, {2 * j}")
-            k(f"add.s64 {dbj[j]}, {db}, {2 * j}")
+
+        def slot_descs():
+            ring.locate()
+            k.comment("descriptors of this slot: + slot * stage_bytes / 16")
+            k(f"mul.wide.u32 {so}, {ring.slot}, {self.stage // 16}")
+            k(f"add.s64 {da}, {da0}, {so}")
+            k(f"add.s64 {db}, {db0}, {so}")
+
+        def step_descs():
+            k.comment("+ 2 per 32-K step inside the swizzled 128-byte row (the hardware applies the XOR\n"
+                      "to the final address)")
+            for j in range(1, 4):
+                k(f"add.s64 {daj[j]}, {da}, {2 * j}")
+                k(f"add.s64 {dbj[j]}, {db}, {2 * j}")
+        slot_descs()
+        if not early:
+            step_descs()
         k.comment("wait for the TMA bytes of this slot" + (" and its staged scales" if self.sc else ""))
         sm90.mbar_wait(k, ring.full, ring.phase, "FULL")
+        if early:
+            k.label(skip)
+            k.comment("NOTE: only the slot's two base descriptors stay live across the promotion (the\n"
+                      "direct-store epilogue's registers leave no room for all eight)")
+            step_descs()
         if self.mode == "mx":
             self.mx_kblock(ring, [part, k.regs(".f32", "part1_", nreg)], acc, daj, dbj, p_lane0)
             k(f"add.u32 {kb}, {kb}, 1")
@@ -844,27 +878,59 @@ class G:
             self.direct_kblock(ring, acc, daj, dbj, kb, p_lane0)
             self.consumer_tile_end(acc, s_ab, tile, m0, n0, mr0, mr1, pr0, pr1, t4)
             return
-        k.comment(f"one 128-K block: 4 x m64n{bn}k32 chained in the tensor core (scale-d 0 first)")
-        k("wgmma.fence.sync.aligned")
-        for j in range(4):
-            sm90.wgmma_fp8(k, bn, part, daj[j], dbj[j], 0 if j == 0 else 1, *self.ab)
-        k("wgmma.commit_group.sync.aligned")
+        self.fp8_chain(part, daj, dbj)
         if self.sc:
             self.block_scale_lds(ring)
-        k("wgmma.wait_group.sync.aligned 0")
-        if self.cl == 1:
-            k.comment("the slot's bytes are consumed: one arrival per consumer warp frees it")
-            sm90.mbar_arrive(k, ring.empty, p_lane0)
+        if early:
+            self.next_slot_early(ring, kb, slot_descs, p_lane0)
         else:
-            k.comment("the slot's bytes are consumed: one arrival per consumer warp on our empty barrier\n"
-                      "and on the peer's (its producer multicasts into our slot too)")
-            sm90.mbar_arrive(k, ring.empty, p_lane0)
-            sm90.mbar_arrive_remote(k, ring.empty, "%peer_rank", k.reg(".b32", "t_remote"), p_lane0)
-        ring.advance()
+            k("wgmma.wait_group.sync.aligned 0")
+            k.comment("the slot's bytes are consumed: one arrival per consumer warp frees it" +
+                      ("" if self.cl == 1 else " (ours and the peer's:\nits producer multicasts into our slot too)"))
+            self.release(ring.empty, p_lane0)
+            ring.advance()
         self.promote(part, acc, n0)
         k(f"add.u32 {kb}, {kb}, 1")
         k("bra.uni C_KB")
         self.consumer_tile_end(acc, s_ab, tile, m0, n0, mr0, mr1, pr0, pr1, t4)
+
+    def next_slot_early(self, ring, kb, slot_descs, p_lane0):
+        """The early wait (tensor, row): while chain kb runs, step the ring and wait for K block
+        kb+1's slot, then wait for the chain and free its slot. Measured with ncu on an H100 at
+        8192^3 (locked clock, same call): per-tensor 1.199 M -> 1.175-1.181 M cycles, row 1.205-1.210 M
+        -> 1.195 M. BLOCK is left as it was: with its staged scales the same change took 1.144 M ->
+        1.192 M cycles (4096 x 7168 x 16384)."""
+        k = self.k
+        k.comment("while the chain runs: step the ring and wait for the next K block's slot, so that\n"
+                  "between this chain's end and the next one's issue only the promotion remains\n"
+                  "NOTE: waited after the chain, the loop, the slot arithmetic and the barrier's\n"
+                  "try_wait stood between two chains of a warpgroup, where only the other warpgroup's\n"
+                  "chain runs, and one chain alone keeps the tensor core ~58% busy (ncu, H100)")
+        cur_empty = k.reg(".b32", "cur_empty")
+        k(f"mov.u32 {cur_empty}, {ring.empty}")
+        ring.advance()
+        pnext = k.reg(".pred", "p_kb_next")
+        nxt = k.reg(".b32", "c_kb_next")
+        skip_next = k.fresh("NEXT_READY")
+        k(f"add.u32 {nxt}, {kb}, 1")
+        k(f"setp.ge.u32 {pnext}, {nxt}, %nkb_c")
+        k(f"@{pnext} bra.uni {skip_next}")
+        k.comment("NOTE: the chain in flight read its descriptors at issue: rewriting them is safe")
+        slot_descs()
+        sm90.mbar_wait(k, ring.full, ring.phase, "NEXT")
+        k.label(skip_next)
+        k("wgmma.wait_group.sync.aligned 0")
+        k.comment("the slot's bytes are consumed: one arrival per consumer warp frees it" +
+                  ("" if self.cl == 1 else " (ours and the peer's:\nits producer multicasts into our slot too)"))
+        self.release(cur_empty, p_lane0)
+
+    def fp8_chain(self, part, daj, dbj):
+        k = self.k
+        k.comment(f"one 128-K block: 4 x m64n{self.bn}k32 chained in the tensor core (scale-d 0 first)")
+        k("wgmma.fence.sync.aligned")
+        for j in range(4):
+            sm90.wgmma_fp8(k, self.bn, part, daj[j], dbj[j], 0 if j == 0 else 1, *self.ab)
+        k("wgmma.commit_group.sync.aligned")
 
     def release(self, bar, p_lane0, pred=None):
         """One arrival per consumer warp on a slot's empty barrier (and, in a cluster, on the
