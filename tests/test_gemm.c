@@ -678,6 +678,16 @@ SCASE(test_ts_split_block_c2, 0, 1, PTXQ_GEMM_SCALE_BLOCK, 200, 520, 2048, 192, 
 SCASE(test_ts_unaligned_rows, 1, 0, PTXQ_GEMM_SCALE_TENSOR, 300, 300, 256, 192, (void)0)
 SCASE(test_ts_with_c, 1, 0, PTXQ_GEMM_SCALE_BLOCK, 300, 256, 256, 128, c.with_c = 1; c.beta = 1.0f)
 SCASE(test_ts_big_block, 0, 1, PTXQ_GEMM_SCALE_BLOCK, 4096, 7168, 1024, 0, c.sample_rows = 32)
+/* The early wait (gen/gemm.py next_slot_early: K block kb+1's slot is waited for while chain kb
+ * runs, not across a tile's end): few CTAs, so each takes several tiles back to back, with 1, 2,
+ * 3 and 5 K blocks a tile, so the ring's wrap falls at a different block of every tile. */
+SCASE(test_early_tensor_k1, 1, 1, PTXQ_GEMM_SCALE_TENSOR, 1000, 1000, 128, 192, c.ctas = 8;
+      c.split_k = 1)
+SCASE(test_early_row_k2, 1, 1, PTXQ_GEMM_SCALE_ROW, 700, 1000, 256, 192, c.ctas = 6; c.split_k = 1)
+SCASE(test_early_tensor_k3_c2, 1, 1, PTXQ_GEMM_SCALE_TENSOR, 1000, 1000, 384, 192, c.ctas = 10;
+      c.cluster = 2; c.split_k = 1)
+SCASE(test_early_tensor_k5_direct, -1, 0, PTXQ_GEMM_SCALE_TENSOR, 1000, 1000, 640, 192, c.ctas = 7;
+      c.split_k = 1)
 
 /* Tail split (split_k 0 with a workspace, gen/gemm.py tile_coords): whole tiles first, then the
  * last wave's tiles in K ranges; desc.ctas makes small grids with a short last wave. Checks the
@@ -959,6 +969,10 @@ int main(void) {
         cmocka_unit_test(test_ts_unaligned_rows),
         cmocka_unit_test(test_ts_with_c),
         cmocka_unit_test(test_ts_big_block),
+        cmocka_unit_test(test_early_tensor_k1),
+        cmocka_unit_test(test_early_row_k2),
+        cmocka_unit_test(test_early_tensor_k3_c2),
+        cmocka_unit_test(test_early_tensor_k5_direct),
         cmocka_unit_test(test_tensor_1000),
         cmocka_unit_test(test_tensor_1000_c1),
         cmocka_unit_test(test_tensor_1000_c2),
