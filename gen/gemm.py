@@ -274,7 +274,8 @@ class G:
         # straight into the accumulator (consumer: direct)
         self.direct = self.ab[0] == "bf16"
         self.ts = p.get("store") == "tma"
-        # early: the plain FP8 consumer waits for K block kb+1's slot while chain kb runs (consumer)
+        # early: the plain FP8 consumer waits for K block kb+1's slot while chain kb runs
+        # (next_slot_early); BLOCK, MX and BF16 keep the wait after the chain
         self.early = self.mode in ("tensor", "row") and self.ab[0] != "bf16" and not p.get("pipe")
         self.sc = staged_scales(self.mode, self.pipe)
         self.stage, self.stages, self.smem = geometry(self.bn, self.ts, self.mode == "mx", self.sc)
@@ -878,7 +879,11 @@ class G:
             self.direct_kblock(ring, acc, daj, dbj, kb, p_lane0)
             self.consumer_tile_end(acc, s_ab, tile, m0, n0, mr0, mr1, pr0, pr1, t4)
             return
-        self.fp8_chain(part, daj, dbj)
+        k.comment(f"one 128-K block: 4 x m64n{bn}k32 chained in the tensor core (scale-d 0 first)")
+        k("wgmma.fence.sync.aligned")
+        for j in range(4):
+            sm90.wgmma_fp8(k, bn, part, daj[j], dbj[j], 0 if j == 0 else 1, *self.ab)
+        k("wgmma.commit_group.sync.aligned")
         if self.sc:
             self.block_scale_lds(ring)
         if early:
@@ -923,14 +928,6 @@ class G:
         k.comment("the slot's bytes are consumed: one arrival per consumer warp frees it" +
                   ("" if self.cl == 1 else " (ours and the peer's:\nits producer multicasts into our slot too)"))
         self.release(cur_empty, p_lane0)
-
-    def fp8_chain(self, part, daj, dbj):
-        k = self.k
-        k.comment(f"one 128-K block: 4 x m64n{self.bn}k32 chained in the tensor core (scale-d 0 first)")
-        k("wgmma.fence.sync.aligned")
-        for j in range(4):
-            sm90.wgmma_fp8(k, self.bn, part, daj[j], dbj[j], 0 if j == 0 else 1, *self.ab)
-        k("wgmma.commit_group.sync.aligned")
 
     def release(self, bar, p_lane0, pred=None):
         """One arrival per consumer warp on a slot's empty barrier (and, in a cluster, on the
