@@ -13,7 +13,8 @@
  *                   [--alt "K=V[,K=V..][;...]"] (more variants timed in the same process and
  *                   shown in brackets; keys store, split (desc.split_k), tile, cluster, pipe
  *                   (PTXQ_GEMM_PIPE: off|p2|h2), mx (desc.mx_path: 1 promote, 2 dequantize),
- *                   e.g. --alt "pipe=h2;split=1" or --alt "mx=1;mx=2")
+ *                   scales (PTXQ_GEMM_SCALES: warp = BLOCK scales by the scale warp, not TMA),
+ *                   e.g. --alt "pipe=h2;split=1", --alt "mx=1;mx=2" or --alt "scales=warp")
  *                   [--group G] [--cluster 0|1|2] [--ctas C] [--reps R] [--no-cublas]
  *                   [--a e4m3|e5m2|bf16] [--b e4m3|e5m2|bf16] [--out bf16|f16|f32] [--sweep deepseek]
  *                   Each timing is sampled by NVML where the driver has it (bench_nvml.h): the
@@ -96,7 +97,8 @@ static double time_clocked(ptxq_dev *d, int (*fn)(void *), void *arg, int warmup
 #define ALT_UNSET (-99)
 typedef struct alt_cfg {
     int store, split, tile, cluster, mx;
-    char pipe[8]; /* "" keeps PTXQ_GEMM_PIPE as it is */
+    char pipe[8];   /* "" keeps PTXQ_GEMM_PIPE as it is */
+    char scales[8]; /* "warp": PTXQ_GEMM_SCALES=warp (BLOCK scales by the scale warp, not TMA) */
 } alt_cfg;
 static alt_cfg g_alt[8];
 static int g_nalt;
@@ -108,7 +110,7 @@ static int parse_alts(const char *spec) {
     for (char *item = strtok_r(buf, ";", &save); item; item = strtok_r(NULL, ";", &save)) {
         if (g_nalt == 8) return -1;
         alt_cfg *a = &g_alt[g_nalt++];
-        *a = (alt_cfg){ALT_UNSET, ALT_UNSET, ALT_UNSET, ALT_UNSET, ALT_UNSET, ""};
+        *a = (alt_cfg){ALT_UNSET, ALT_UNSET, ALT_UNSET, ALT_UNSET, ALT_UNSET, "", ""};
         char *s2 = NULL;
         for (char *kv = strtok_r(item, ",", &s2); kv; kv = strtok_r(NULL, ",", &s2)) {
             char *eq = strchr(kv, '=');
@@ -121,6 +123,7 @@ static int parse_alts(const char *spec) {
             else if (!strcmp(kv, "cluster")) a->cluster = atoi(v);
             else if (!strcmp(kv, "mx")) a->mx = atoi(v);
             else if (!strcmp(kv, "pipe")) snprintf(a->pipe, sizeof a->pipe, "%s", v);
+            else if (!strcmp(kv, "scales")) snprintf(a->scales, sizeof a->scales, "%s", v);
             else return -1;
         }
     }
@@ -152,11 +155,14 @@ static void alt_apply(const alt_cfg *a, ptxq_gemm_desc *desc) {
     if (a->cluster != ALT_UNSET) desc->cluster = a->cluster;
     if (a->mx != ALT_UNSET) desc->mx_path = (ptxq_gemm_mx_path)a->mx;
     if (a->pipe[0]) setenv("PTXQ_GEMM_PIPE", a->pipe, 1);
+    if (a->scales[0]) setenv("PTXQ_GEMM_SCALES", a->scales, 1);
 }
 
+/* NOTE: PTXQ_GEMM_SCALES set for the whole run is not restored after a --alt "scales=..." */
 static void alt_env_restore(const char *saved) {
     if (saved) setenv("PTXQ_GEMM_PIPE", saved, 1);
     else unsetenv("PTXQ_GEMM_PIPE");
+    unsetenv("PTXQ_GEMM_SCALES");
 }
 
 static int cmp_double(const void *a, const void *b) {
@@ -753,7 +759,9 @@ int check_gemm_main(int argc, char **argv) {
                   .batch = (int)bench_opt_int(argc, argv, "--batch", 0),
                   .split_k = (int)bench_opt_int(argc, argv, "--split-k", 0),
                   .store = (int)bench_opt_int(argc, argv, "--store", 0),
-                  .mx_path = (int)bench_opt_int(argc, argv, "--mx-path", 0)};
+                  .mx_path = (int)bench_opt_int(argc, argv, "--mx-path", 0),
+                  .sa_mmajor = (int)bench_opt_int(argc, argv, "--sa-mmajor", 0),
+                  .sb_nmajor = (int)bench_opt_int(argc, argv, "--sb-nmajor", 0)};
     if (parse_fp8(bench_opt(argc, argv, "--a", "e4m3"), &c.a_type) ||
         parse_fp8(bench_opt(argc, argv, "--b", "e4m3"), &c.b_type)) {
         fprintf(stderr, "--a/--b: e4m3, e5m2 or bf16 (both)\n");

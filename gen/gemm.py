@@ -39,9 +39,16 @@ TFLOPS at 8192^3 on an H100 (82% of the 989 dense peak; cuBLASLt 842 in the same
 CTA = 3 warpgroups (384 threads), warp-specialised, persistent over output tiles:
   WG0      producer: setmaxnreg.dec 40; one thread streams A and B tiles with TMA
            (128B swizzle, box 128 K-bytes) into a ring of `stages` slots guarded by full/empty
-           mbarriers (gen/sm90.py Ring). BLOCK with the plain consumer: warp 1 copies each K
-           block's scales into the slot too (cp.async; scale_producer), so the consumers read
-           them from shared memory after the same full wait.
+           mbarriers (gen/sm90.py Ring). BLOCK with the plain consumer: each K block's scales
+           come into the slot too, so the consumers read them from shared memory after the same
+           full wait: by TMA from the same thread ("_sm" kernels, scale_tma; layouts TMA can read:
+           rows or K innermost, 16-byte pitches) or, for any other strides, by warp 1 of the
+           producer warpgroup (cp.async; scale_producer). Measured (H100, 4096 x 7168 x 16384,
+           ncu at locked clock): the two take the same cycles (1.144-1.154 M against 1.145-1.148
+           M; 1294 against 1280 TFLOPS in one process). Timing-only variants of the "_sm"
+           kernel show where BLOCK's ~12% over per-tensor goes: with the promotion as FADD (no
+           scale loads) it takes 1.016-1.019 M, with FFMA by a constant scale 1.42 M, as built
+           (FFMA by the loaded products) 1.15 M: the promotion's FFMAs, not the scale traffic.
   WG1, 2   consumers: setmaxnreg.inc 232; each owns 64 rows of the 128 x BN tile and issues
            4 x wgmma m64nBNk32 per 128-K block into a partial accumulator (scale-d 0 on the first),
            waits, frees the slot, then promotes: acc += partial (block mode: acc += s * partial).
@@ -142,7 +149,17 @@ TS_WIDTHS = (128, 192)         # TMA-store epilogue variants: whole 64-column sl
 
 SLAB = 64 * 128                # one staging slab: 64 rows x 128 bytes (64 BF16 columns)
 SC_PROD = BM * 8               # per staged slot: sa*sb of 128 rows x 2 B-scale blocks (f32 pairs)
-SC_SLOT = SC_PROD + BM * 4 + 16  # then the raw sa of the 128 rows and sb of 2 blocks          # staged BLOCK scales per stage: sa of the 128 rows, sb of 2 blocks
+SC_SLOT = SC_PROD + BM * 4 + 16  # then the raw sa of the 128 rows and sb of 2 blocks
+# BLOCK scales by TMA ("_sm" kernels): per stage one box of A's scales (128 rows x 1 K block
+# M-major = 512 B, or 128 rows x 4 K blocks K-major = 2048 B) and one of B's (2 B-scale blocks x 4
+# K blocks K-major, or 8 blocks x 1 K block N-major: 32 B), each 128-byte aligned in the slot.
+# NOTE: a TMA box must start on a 16-byte boundary in global memory (an unaligned start is an
+# illegal instruction, seen on an H100): K-major boxes start at K block kb & ~3 and N-major B boxes
+# at block nb0 & ~3, and the consumer picks its element inside (block_scale_setup)
+SM_SA = 2048
+SM_SLOT = SM_SA + 128
+# scmode bits (ptxq_gemm_args.scmode, the "_sm" kernels): how the scale maps are laid out
+SC_A_KMAJOR, SC_B_NMAJOR, SC_A_BATCH, SC_B_BATCH = 1, 2, 4, 8
 
 # byte strides: ldd, ldc (rows), *_bs (batches); element strides: sam, sak, sbn, sbk (scales)
 ARGS = [
@@ -154,7 +171,7 @@ ARGS = [
     ("u32", "m"), ("u32", "n"), ("u32", "nkb"), ("u32", "tiles_m"),
     ("u32", "tiles_n"), ("u32", "group"), ("u32", "ntiles"), ("u32", "nbn"),
     ("u32", "tiles_b"), ("u32", "b_batched"), ("u32", "flags"), ("u32", "alpha"),
-    ("u32", "beta"), ("u32", "splits"), ("u32", "kb_split"), ("u32", "full"),
+    ("u32", "beta"), ("u32", "splits"), ("u32", "kb_split"), ("u32", "full"), ("u32", "scmode"),
 ]
 # flags
 OUT_BF16, OUT_F16, OUT_F32 = 0, 1, 2
@@ -177,25 +194,24 @@ def staged_scales(mode, pipe):
     return mode == "block" and not pipe
 
 
-def geometry(bn, ts=False, mx=False, sc=False):
+def geometry(bn, ts=False, mx=False, sc=False, sm=False):
     """(stage bytes, stages, dynamic shared memory). Layout: stages x stage, the TMA-store staging,
-    full/empty barriers and the split-K flag, then (sc) a SC_SLOT of scales per stage, then (mx)
-    the MX scale buffers."""
+    (sm) an SM_SLOT of TMA-loaded scales per stage, full/empty barriers and the split-K flag, then
+    (sc without sm) a SC_SLOT of staged scales per stage, then (mx) the MX scale buffers."""
     stage = A_BYTES + bn * BK
     stg = staging_bytes(bn, ts)
+    slot = SM_SLOT if sm else SC_SLOT if sc else 0
     stages = min(8, (SMEM_LIMIT - 1024 - 256 - stg - (MX_SCALE_BYTES if mx else 0))
-                 // (stage + (SC_SLOT if sc else 0)))
-    smem = 1024 + stages * stage + stg + 16 * stages + 16   # + the split-K "last CTA" flag
-    if sc:
-        smem += SC_SLOT * stages
+                 // (stage + slot))
+    smem = 1024 + stages * stage + stg + 16 * stages + 16 + slot * stages  # + the split-K flag
     if mx:
         smem += MX_SCALE_BYTES
     return stage, stages, smem
 
 
-def kernel_name(mode, bn, cluster=1, pipe="", ab=("e4m3", "e4m3"), ts=False):
+def kernel_name(mode, bn, cluster=1, pipe="", ab=("e4m3", "e4m3"), ts=False, sm=False):
     return (f"gemm_{ab[0]}_{ab[1]}_{mode}_n{bn}{pipe}" + ("_ts" if ts else "") +
-            ("_c2" if cluster == 2 else ""))
+            ("_sm" if sm else "") + ("_c2" if cluster == 2 else ""))
 
 
 def default_pipe(mode, bn):
@@ -216,13 +232,17 @@ def variants():
                     pipes = [default_pipe(mode, bn)]
                 for pipe in pipes:
                     for cl in CLUSTERS:
-                        stage, stages, smem = geometry(bn, sc=staged_scales(mode, pipe))
-                        prm = {"mode": mode, "a_type": ab[0], "b_type": ab[1], "tile_m": BM,
-                               "tile_n": bn, "tile_k": BK, "stages": stages, "stage_bytes": stage,
-                               "smem": smem, "threads": THREADS, "cluster": cl}
-                        if pipe:
-                            prm["pipe"] = pipe
-                        res.append((kernel_name(mode, bn, cl, pipe, ab), prm))
+                        for sm in ((False, True) if staged_scales(mode, pipe) else (False,)):
+                            stage, stages, smem = geometry(bn, sc=staged_scales(mode, pipe), sm=sm)
+                            prm = {"mode": mode, "a_type": ab[0], "b_type": ab[1], "tile_m": BM,
+                                   "tile_n": bn, "tile_k": BK, "stages": stages,
+                                   "stage_bytes": stage, "smem": smem, "threads": THREADS,
+                                   "cluster": cl}
+                            if pipe:
+                                prm["pipe"] = pipe
+                            if sm:
+                                prm["scales"] = "tma"
+                            res.append((kernel_name(mode, bn, cl, pipe, ab, sm=sm), prm))
     for ab in AB_TYPES:
         for bn in MX_WIDTHS:
             for cl in CLUSTERS:
@@ -250,13 +270,16 @@ def variants():
         for bn in (TS_WIDTHS if mode != "mx" else MX_WIDTHS):
             pipe = default_pipe(mode, bn)
             for cl in CLUSTERS:
-                stage, stages, smem = geometry(bn, True, mode == "mx", staged_scales(mode, pipe))
-                prm = {"mode": mode, "a_type": ab[0], "b_type": ab[1], "tile_m": BM, "tile_n": bn,
-                       "tile_k": BK, "stages": stages, "stage_bytes": stage, "smem": smem,
-                       "threads": THREADS, "cluster": cl, "store": "tma"}
-                if pipe:
-                    prm["pipe"] = pipe
-                res.append((kernel_name(mode, bn, cl, pipe, ab, True), prm))
+                for sm in ((False, True) if staged_scales(mode, pipe) else (False,)):
+                    stage, stages, smem = geometry(bn, True, mode == "mx", staged_scales(mode, pipe), sm)
+                    prm = {"mode": mode, "a_type": ab[0], "b_type": ab[1], "tile_m": BM,
+                           "tile_n": bn, "tile_k": BK, "stages": stages, "stage_bytes": stage,
+                           "smem": smem, "threads": THREADS, "cluster": cl, "store": "tma"}
+                    if pipe:
+                        prm["pipe"] = pipe
+                    if sm:
+                        prm["scales"] = "tma"
+                    res.append((kernel_name(mode, bn, cl, pipe, ab, True, sm), prm))
     return res
 
 
@@ -278,7 +301,10 @@ class G:
         # (next_slot_early); BLOCK, MX and BF16 keep the wait after the chain
         self.early = self.mode in ("tensor", "row") and self.ab[0] != "bf16" and not p.get("pipe")
         self.sc = staged_scales(self.mode, self.pipe)
-        self.stage, self.stages, self.smem = geometry(self.bn, self.ts, self.mode == "mx", self.sc)
+        # sm: the staged BLOCK scales come by TMA with the operands (no scale warp)
+        self.sm = self.sc and p.get("scales") == "tma"
+        self.stage, self.stages, self.smem = geometry(self.bn, self.ts, self.mode == "mx", self.sc,
+                                                      self.sm)
         self.off, self.argsize = arg_offsets()
 
     def arg(self, name):
@@ -567,7 +593,7 @@ class G:
         k.label("PRODUCER")
         k.comment("==== producer warpgroup: give registers to the consumers; one thread issues TMA")
         k(f"setmaxnreg.dec.sync.aligned.u32 {PRODUCER_REGS}")
-        if self.sc:
+        if self.sc and not self.sm:
             pw1 = k.reg(".pred", "p_scale_warp")
             k.comment("warp 1 of the producer warpgroup stages the BLOCK scales (scale_producer)")
             k(f"shr.u32 {k.reg('.b32', 't_pw')}, %tid_x, 5")
@@ -578,6 +604,17 @@ class G:
         pe = k.reg(".b32", "p_empty_parity")
         pdone = k.reg(".pred", "p_pdone")
         ring.reset()
+        tx = self.stage
+        if self.sm:
+            k.comment("scale boxes per stage (scmode): A 2048 B K-major / 512 B M-major, B 32 B; the\n"
+                      "slot's expect_tx counts them with the operands")
+            for bit, nm in ((SC_A_KMAJOR, "akmaj"), (SC_B_NMAJOR, "bnmaj"), (SC_A_BATCH, "abat"),
+                            (SC_B_BATCH, "bbat")):
+                k(f"and.b32 {k.reg('.b32', 'q_t')}, %a_scmode, {bit}")
+                k(f"setp.ne.u32 {k.reg('.pred', 'q_' + nm)}, %q_t, 0")
+            tx = k.reg(".b32", "q_tx")
+            k(f"selp.u32 {tx}, {self.stage + 2048}, {self.stage + 512}, %q_akmaj")
+            k(f"add.u32 {tx}, {tx}, 32")
         k(f"mov.u32 {tile}, %first_tile")
         k.label("P_TILE")
         k(f"setp.ge.u32 {pdone}, {tile}, %a_ntiles")
@@ -602,7 +639,7 @@ class G:
         ring.locate()
         k(f"xor.b32 {pe}, {ring.phase}, 1")
         sm90.mbar_wait(k, ring.empty, pe, "EMPTY")
-        sm90.mbar_arrive_expect_tx(k, ring.full, self.stage)
+        sm90.mbar_arrive_expect_tx(k, ring.full, tx)
         lab3, labj = k.fresh("P_3D"), k.fresh("P_LOADED")
         k("@%p_maps3d bra.uni " + lab3)
         b = k.reg(".b32", "p_b_dst")
@@ -624,6 +661,8 @@ class G:
             if not lab:
                 k(f"bra.uni {labj}")
         k.label(labj)
+        if self.sm:
+            self.scale_tma(ring, kc, m0, n0, bat, bb)
         ring.advance()
         k(f"add.u32 {kb}, {kb}, 1")
         k(f"add.u32 {kc}, {kc}, {BK}")
@@ -631,7 +670,7 @@ class G:
         k.label("P_NEXT")
         k(f"add.u32 {tile}, {tile}, %tile_step")
         k("bra.uni P_TILE")
-        if self.sc:
+        if self.sc and not self.sm:
             self.scale_producer(ring)
         k.label("P_DONE")
         if self.cl > 1:
@@ -640,8 +679,41 @@ class G:
         k("ret")
 
     def sc_base(self):
-        """shared offset of the staged BLOCK scales (SC_SLOT per stage, after the barriers)"""
+        """shared offset of the staged BLOCK scales: SM_SLOT per stage before the barriers (sm:
+        TMA destinations, 128-byte aligned), else SC_SLOT per stage after them"""
+        if self.sm:
+            return self.stages * self.stage + staging_bytes(self.bn, self.ts)
         return self.stages * self.stage + staging_bytes(self.bn, self.ts) + 16 * self.stages + 16
+
+    def bars_offset(self):
+        return self.stages * self.stage + staging_bytes(self.bn, self.ts) + (
+            SM_SLOT * self.stages if self.sm else 0)
+
+    def scale_tma(self, ring, kc, m0, n0, bat, bb):
+        """sm producer: this K block's scale boxes into the slot's SM_SLOT, on its full barrier.
+        A: (m0, kb) M-major or (kb, m0) K-major; B: (kb, nb0) K-major or (nb0, kb) N-major; the
+        third coordinate is the batch where the scales have one (scmode bits)."""
+        k = self.k
+        kbs, c0, c1, c2, dst = (k.reg(".b32", f"q_{n}") for n in ("kb", "c0", "c1", "c2", "dst"))
+        k.comment("the K block's scales: A's 128 rows and B's two 128-column blocks, by TMA onto the\n"
+                  "same full barrier (their bytes are in the slot's expect_tx)")
+        k(f"shr.u32 {kbs}, {kc}, 7")
+        k(f"and.b32 {k.reg('.b32', 'q_kb4')}, {kbs}, -4")
+        k(f"mad.lo.u32 {dst}, {ring.slot}, {SM_SLOT}, %smem")
+        k(f"add.u32 {dst}, {dst}, {self.sc_base()}")
+        k.comment("A: (kb & ~3, m0) K-major, (m0, kb) M-major; B: (kb & ~3, nb0) K-major, (nb0 & ~3, kb)\n"
+                  "N-major (16-byte aligned box starts)")
+        k(f"selp.u32 {c0}, %q_kb4, {m0}, %q_akmaj")
+        k(f"selp.u32 {c1}, {m0}, {kbs}, %q_akmaj")
+        k(f"selp.u32 {c2}, {bat}, 0, %q_abat")
+        sm90.tma_load(k, dst, "%tmap_sa_g", (c0, c1, c2), ring.full)
+        k(f"add.u32 {dst}, {dst}, {SM_SA}")
+        k(f"shr.u32 {c2}, {n0}, 7")
+        k(f"and.b32 {c1}, {c2}, -4")
+        k(f"selp.u32 {c0}, {c1}, %q_kb4, %q_bnmaj")
+        k(f"selp.u32 {c1}, {kbs}, {c2}, %q_bnmaj")
+        k(f"selp.u32 {c2}, {bb}, 0, %q_bbat")
+        sm90.tma_load(k, dst, "%tmap_sb_g", (c0, c1, c2), ring.full)
 
     def scale_producer(self, ring):
         """BLOCK, plain consumer: warp 1 of the producer warpgroup walks the same work units and K
@@ -869,6 +941,8 @@ class G:
             k.comment("NOTE: only the slot's two base descriptors stay live across the promotion (the\n"
                       "direct-store epilogue's registers leave no room for all eight)")
             step_descs()
+        if self.sm:
+            self.block_scale_lds_sm(ring)
         if self.mode == "mx":
             self.mx_kblock(ring, [part, k.regs(".f32", "part1_", nreg)], acc, daj, dbj, p_lane0)
             k(f"add.u32 {kb}, {kb}, 1")
@@ -1085,6 +1159,36 @@ class G:
         A tile starts at n0 % 128 = r (a multiple of gcd(BN, 128)); with BN <= 256 - r it spans
         B-scale blocks nb0 and nb1, and 8-column chunk q belongs to nb0 while 8q < 128 - r."""
         k = self.k
+        if self.sm:
+            k.comment("TMA-loaded scales: this thread's rows in a slot's A box (row pitch 16 B K-major, 4 B\n"
+                      "M-major; the second row 8 rows on) and B's two blocks (K-major: +16; N-major: the\n"
+                      "box starts at block nb0 & ~3, so nb0 is (nb0 & 3) in, nb1 the next); K-major boxes\n"
+                      "start at K block kb & ~3: the K block's element is (kb & 3) in (masks sc_amask /\n"
+                      "sc_bmask keep that offset for K-major boxes only)")
+            pk, t = k.reg(".pred", "p_sc_akmaj"), k.reg(".b32", "t_sc")
+            k(f"and.b32 {t}, %a_scmode, {SC_A_KMAJOR}")
+            k(f"setp.ne.u32 {pk}, {t}, 0")
+            k(f"selp.u32 {k.reg('.b32', 'sc_amask')}, -1, 0, {pk}")
+            k(f"selp.u32 {t}, 4, 2, {pk}")
+            k(f"sub.u32 {k.reg('.b32', 'sc_row')}, {mr0}, {m0}")
+            k(f"shl.b32 %sc_row, %sc_row, {t}")
+            k(f"add.u32 %sc_row, %sc_row, %smem")
+            k(f"add.u32 %sc_row, %sc_row, {self.sc_base()}")
+            k.comment("row 1: 8 rows on, 8 << log2(pitch) bytes")
+            k(f"shl.b32 {t}, 8, {t}")
+            k(f"add.u32 {k.reg('.b32', 'sc_row1')}, %sc_row, {t}")
+            k(f"and.b32 {t}, %a_scmode, {SC_B_NMAJOR}")
+            k(f"setp.ne.u32 {pk}, {t}, 0")
+            k(f"selp.u32 {k.reg('.b32', 'sc_bmask')}, 0, -1, {pk}")
+            k(f"shr.u32 {t}, {n0}, 5")
+            k(f"and.b32 {t}, {t}, 12")
+            k(f"selp.u32 {t}, {t}, 0, {pk}")
+            k(f"add.u32 {k.reg('.b32', 'sc_sb')}, %smem, {t}")
+            k(f"add.u32 %sc_sb, %sc_sb, {self.sc_base() + SM_SA}")
+            k(f"selp.u32 {t}, 4, 16, {pk}")
+            k(f"add.u32 {k.reg('.b32', 'sc_sb1')}, %sc_sb, {t}")
+            k(f"and.b32 {k.reg('.b32', 'n_res')}, {n0}, 127")
+            return
         if self.sc:
             k.comment("staged scale products: this thread's row 0 pair (s_b0, s_b1) in a slot (8 B a row;\n"
                       "row 1 is 8 rows = 64 B on)")
@@ -1155,10 +1259,42 @@ class G:
         against 1256-1266. With the products staged, nothing between the wgmmas waits for these
         loads: 1272-1278 against 1255-1272 for the first placement above (same process)."""
         k = self.k
+        if self.sm:
+            k.comment("the scale products of this K block: sa(row) * sb(block) for the two rows and blocks")
+            nb = 2 if self.bn > 128 else 1
+            for r in (0, 1):
+                for b in range(nb):
+                    k(f"mul.rn.f32 {k.reg('.f32', f'sp_r{r}_b{b}')}, %sm_a{r}, %sm_b{b}")
+            return
         a = k.reg(".b32", "t_sc_a")
         k(f"mad.lo.u32 {a}, {ring.slot}, {SC_SLOT}, %sc_row")
         k(f"ld.shared.v2.f32 {{{k.reg('.f32', 'sp_r0_b0')}, {k.reg('.f32', 'sp_r0_b1')}}}, [{a}]")
         k(f"ld.shared.v2.f32 {{{k.reg('.f32', 'sp_r1_b0')}, {k.reg('.f32', 'sp_r1_b1')}}}, [{a}+64]")
+
+    def block_scale_lds_sm(self, ring):
+        """sm: this K block's raw scales from the slot (TMA-loaded with the operands), read right
+        after its full wait, before the chain is issued; multiplied after the issue
+        (block_scale_lds)."""
+        k = self.k
+        so, e, t, p = (k.reg(".b32", n) for n in ("t_sc_slot", "t_sc_e", "t_sc_t", "t_sc_p"))
+        k.comment("this K block's element in K-major boxes: (kb & 3) * 4 bytes (kb counted from K = 0)")
+        k(f"add.u32 {e}, %kb0_c, %c_kb")
+        k(f"and.b32 {e}, {e}, 3")
+        k(f"shl.b32 {e}, {e}, 2")
+        k(f"mul.lo.u32 {so}, {ring.slot}, {SM_SLOT}")
+        k(f"and.b32 {t}, {e}, %sc_amask")
+        k(f"add.u32 {t}, {t}, {so}")
+        k(f"add.u32 {p}, {t}, %sc_row")
+        k(f"ld.shared.f32 {k.reg('.f32', 'sm_a0')}, [{p}]")
+        k(f"add.u32 {p}, {t}, %sc_row1")
+        k(f"ld.shared.f32 {k.reg('.f32', 'sm_a1')}, [{p}]")
+        k(f"and.b32 {t}, {e}, %sc_bmask")
+        k(f"add.u32 {t}, {t}, {so}")
+        k(f"add.u32 {p}, {t}, %sc_sb")
+        k(f"ld.shared.f32 {k.reg('.f32', 'sm_b0')}, [{p}]")
+        if self.bn > 128:
+            k(f"add.u32 {p}, {t}, %sc_sb1")
+            k(f"ld.shared.f32 {k.reg('.f32', 'sm_b1')}, [{p}]")
 
     # ---- MXFP8 scales ---------------------------------------------------------------------------
     def mx_scale_setup(self, m0, n0, mr0, mr1):
@@ -1611,6 +1747,9 @@ class G:
         sm90.tmap_param(k, k.reg(".b64", "tmap_b_g"), "tmap_b")
         if self.ts:
             sm90.tmap_param(k, k.reg(".b64", "tmap_d_g"), "tmap_d")
+        if self.sm:
+            sm90.tmap_param(k, k.reg(".b64", "tmap_sa_g"), "tmap_sa")
+            sm90.tmap_param(k, k.reg(".b64", "tmap_sb_g"), "tmap_sb")
         tid = k.reg(".b32", "tid_x")
         k(f"mov.u32 {tid}, %tid.x")
         first, step = k.reg(".b32", "first_tile"), k.reg(".b32", "tile_step")
@@ -1638,15 +1777,19 @@ class G:
         k.comment(f"layout: {self.stages} stages x [A 128 x 128 B | B {self.bn} x 128 B] "
                   f"({self.stage} B each), "
                   + (f"the D staging (2 x 64 x {self.bn} BF16 = {stg} B), " if stg else "")
+                  + (f"{self.stages} x {SM_SLOT} B of TMA-loaded BLOCK scales, " if self.sm else "")
                   + f"then full[{self.stages}], empty[{self.stages}] barriers")
-        k(f"add.u32 {bars}, {smem}, {self.stages * self.stage + stg}")
+        k(f"add.u32 {bars}, {smem}, {self.bars_offset()}")
         ring = sm90.Ring(k, self.stages, self.stage, smem, bars, "ring")
         k.comment("---- thread 0: barriers and tensor-map prefetch, then everyone syncs once")
         k(f"@{lead} prefetch.tensormap [%tmap_a_g]")
         k(f"@{lead} prefetch.tensormap [%tmap_b_g]")
         if self.ts:
             k(f"@{lead} prefetch.tensormap [%tmap_d_g]")
-        ring.init_barriers(lead, 8 * self.cl, 33 if self.sc else 1)
+        if self.sm:
+            k(f"@{lead} prefetch.tensormap [%tmap_sa_g]")
+            k(f"@{lead} prefetch.tensormap [%tmap_sb_g]")
+        ring.init_barriers(lead, 8 * self.cl, 33 if self.sc and not self.sm else 1)
         sm90.mbar_init_fence(k, lead)
         if self.cl == 1:
             k("bar.sync 0")
@@ -1668,6 +1811,8 @@ class G:
         params = [".param .align 64 .b8 tmap_a[128]", ".param .align 64 .b8 tmap_b[128]"]
         if self.ts:
             params.append(".param .align 64 .b8 tmap_d[128]")
+        if self.sm:
+            params += [".param .align 64 .b8 tmap_sa[128]", ".param .align 64 .b8 tmap_sb[128]"]
         params.append(f".param .align 8 .b8 args[{self.argsize}]")
         directives = [f".maxntid {THREADS}, 1, 1", ".minnctapersm 1"]
         if self.cl > 1:
@@ -1789,7 +1934,7 @@ def emit(name, params, target):
 
 def c_header():
     offs, size = arg_offsets()
-    out = ["/* Generated by gen/gemm.py: the .param block of every gemm kernel (after the two",
+    out = ["/* Generated by gen/gemm.py: the .param block of every gemm kernel (after its",
            " * CUtensorMaps, which are passed by value). */",
            "#ifndef PTXQ_GEMM_ARGS_H", "#define PTXQ_GEMM_ARGS_H", "#include <stddef.h>",
            "#include <stdint.h>", "", "typedef struct ptxq_gemm_args {"]
@@ -1820,5 +1965,10 @@ def c_header():
     out.append(f"#define PTXQ_GEMM_FLAG_GROUP_SHIFT {GROUP_SHIFT}")
     out.append(f"#define PTXQ_GEMM_FLAG_GENERAL {GENERAL_BIT}u")
     out.append(f"#define PTXQ_GEMM_FLAG_MAPS3D {MAPS3D_BIT}u")
+    out.append("/* scmode of the BLOCK \"_sm\" kernels (scales by TMA) */")
+    out.append(f"#define PTXQ_GEMM_SC_A_KMAJOR {SC_A_KMAJOR}u")
+    out.append(f"#define PTXQ_GEMM_SC_B_NMAJOR {SC_B_NMAJOR}u")
+    out.append(f"#define PTXQ_GEMM_SC_A_BATCH {SC_A_BATCH}u")
+    out.append(f"#define PTXQ_GEMM_SC_B_BATCH {SC_B_BATCH}u")
     out.append("#endif")
     return "\n".join(out) + "\n"

@@ -2,8 +2,9 @@
  * persistent grid), the launch; MXFP8's dequantize path (two gemm_mx_dequant launches into the
  * workspace, then the BF16 GEMM).
  *
- * Kernels (gen/gemm.py): gemm_<a>_<b>_<scaling>_n<tile_n>[pipe][_ts][_c2], parameters (CUtensorMap
- * A, CUtensorMap B[, CUtensorMap D], ptxq_gemm_args). Everything is checked, the kernels loaded and
+ * Kernels (gen/gemm.py): gemm_<a>_<b>_<scaling>_n<tile_n>[pipe][_ts][_sm][_c2], parameters
+ * (CUtensorMap A, CUtensorMap B[, CUtensorMap D][, CUtensorMap A scales, B scales], ptxq_gemm_args);
+ * "_sm": BLOCK scales by TMA (scale_map), where their layout allows. Everything is checked, the kernels loaded and
  * the tensor maps encoded before the first launch is enqueued, so a call that fails writes nothing. */
 #include <stdio.h>
 #include <stdlib.h>
@@ -25,6 +26,12 @@ typedef struct gemm_plan {
     int64_t tiles;                 /* output (cluster) tiles over all batches */
     int maps3d;                    /* A and B maps {K, rows, batch} (else {K, rows}) */
     int store;                     /* TMA-store epilogue: D map {N, M(, batch)}, "_ts" kernel */
+    /* BLOCK with the plain consumer: its scales by TMA ("_sm" kernel, scale_maps) when their
+     * layout allows; maps {inner, outer, batch} of F32, [0] A's, [1] B's */
+    int sm;
+    uint64_t sc_addr[2];
+    cuuint64_t sc_dims[2][3], sc_strides[2][2];
+    cuuint32_t sc_box[2][3];
 } gemm_plan;
 
 /* Split-K pick: when the output tiles fill less than half of the SMs, cut K so that about one
@@ -205,6 +212,41 @@ static int row_scale(const ptxq_tensor *s, int64_t len, int64_t nb, const char *
     return ptxq_fail(PTXQ_ERR_SCALE_SHAPE, "gemm: ROW %s must be [%lld] or [%lld, 1] (optionally "
                      "after a batch dim of %lld)", what, (long long)len, (long long)len,
                      (long long)nb);
+}
+
+static uint64_t round16(uint64_t x) { return (x + 15) / 16 * 16; }
+
+/* One BLOCK scale tensor [rows, nkb] (element strides rs, ks; batch stride bs bytes, 0: one set
+ * for all nbat batches) as a TMA map {inner, outer, batch} of F32 for the "_sm" kernels. TMA needs
+ * a 16-byte aligned base, byte strides that are multiples of 16 and boxes of >= 16 bytes along the
+ * inner dim, and a box must start on a 16-byte boundary, so a K block's scales come as:
+ *   rows innermost (rs = 1: M-major, DeepGEMM's TMA-aligned layout): box {rows_box, 1} (A: the
+ *   tile's 128 rows from m0; B: 8 blocks from nb0 & ~3, holding nb0 and nb0 + 1), or
+ *   K innermost (ks = 1: [rows, K/128] row-major, what ptxq_quantize writes): box {4,
+ *   kfirst_box_rows} from K block kb & ~3 (the kernel reads element kb & 3).
+ * Returns 1 (K innermost), 0 (rows innermost) or -1 (no TMA layout: the kernel with the scale
+ * warp reads any strides). */
+static int scale_map(uint64_t addr, int64_t rows, int64_t nkb, int64_t rs, int64_t ks,
+                     uint64_t bs, int64_t nbat, cuuint32_t kfirst_box_rows, cuuint32_t rows_box,
+                     cuuint64_t dims[3], cuuint64_t strides[2], cuuint32_t box[3]) {
+    const int64_t lim = (int64_t)1 << 38;
+    if (addr % 16 || bs % 16 || rows < 1 || nkb < 1) return -1;
+    int kfirst = (ks == 1 || nkb == 1) && (rows == 1 || (rs > 0 && rs < lim && rs % 4 == 0));
+    int rfirst = (rs == 1 || rows == 1) && (nkb == 1 || (ks > 0 && ks < lim && ks % 4 == 0));
+    if (!kfirst && !rfirst) return -1;
+    if (kfirst) {
+        dims[0] = (cuuint64_t)nkb, dims[1] = (cuuint64_t)rows;
+        strides[0] = rows == 1 ? round16((uint64_t)nkb * 4) : (uint64_t)rs * 4;
+        box[0] = 4, box[1] = kfirst_box_rows;
+    } else {
+        dims[0] = (cuuint64_t)rows, dims[1] = (cuuint64_t)nkb;
+        strides[0] = nkb == 1 ? round16((uint64_t)rows * 4) : (uint64_t)ks * 4;
+        box[0] = rows_box, box[1] = 1;
+    }
+    dims[2] = bs ? (cuuint64_t)nbat : 1;
+    strides[1] = bs ? bs : round16(strides[0] * dims[1]);
+    box[2] = 1;
+    return kfirst;
 }
 
 /* rows (dim rank-2) and row stride of a rank-2 or rank-3 operand, and its batch count/stride */
@@ -455,6 +497,19 @@ static int plan_gemm(const ptxq_gemm_desc *desc, const ptxq_tensor *a, const ptx
         g->sak = (uint64_t)sa.stride[1];
         g->sbn = (uint64_t)sb.stride[0];
         g->sbk = (uint64_t)sb.stride[1];
+        {
+            /* the TMA layouts of the scales ("_sm" kernels), else the scale warp's any strides */
+            int ka = scale_map(sa0->data, p->M, nkb, sa.stride[0], sa.stride[1], sa_bs, p->L, 128,
+                               128, p->sc_dims[0], p->sc_strides[0], p->sc_box[0]);
+            int kb_ = scale_map(sb0->data, nbn, nkb, sb.stride[0], sb.stride[1], sb_bs, p->Lb, 2, 8,
+                                p->sc_dims[1], p->sc_strides[1], p->sc_box[1]);
+            const char *e = getenv("PTXQ_GEMM_SCALES");
+            p->sm = ka >= 0 && kb_ >= 0 && !(e && !strcmp(e, "warp"));
+            p->sc_addr[0] = sa0->data;
+            p->sc_addr[1] = sb0->data;
+            g->scmode = (ka == 1 ? PTXQ_GEMM_SC_A_KMAJOR : 0u) | (kb_ == 0 ? PTXQ_GEMM_SC_B_NMAJOR : 0u) |
+                        (sa_bs ? PTXQ_GEMM_SC_A_BATCH : 0u) | (sb_bs ? PTXQ_GEMM_SC_B_BATCH : 0u);
+        }
         break;
     case PTXQ_GEMM_SCALE_MX: {
         /* UE8M0 [M, K/32] and [N, K/32] (+ a batch dim), contiguous along K; the kernels read a
@@ -587,8 +642,11 @@ static int plan_gemm(const ptxq_gemm_desc *desc, const ptxq_tensor *a, const ptx
      * asked: H100, 4096 x 7168 x 16384 / 8192^3: 355 / 356 TFLOPS direct vs 330 / 333 TMA store. */
     int mx = desc->scaling == PTXQ_GEMM_SCALE_MX;
     p->store = (desc->store > 0 || (desc->store == 0 && !mx)) && store_ok(p, desc, store_d, pipe);
-    snprintf(p->kernel, sizeof p->kernel, "gemm_%s_%s_%s_n%d%s%s%s", an, bname, sname, p->tile_n,
-             pipe, p->store ? "_ts" : "", p->cluster == 2 ? "_c2" : "");
+    /* BLOCK's plain consumer (pipe "") has the "_sm" twin; the pipelined ones load their scales
+     * from global memory themselves */
+    p->sm = p->sm && desc->scaling == PTXQ_GEMM_SCALE_BLOCK && !*pipe;
+    snprintf(p->kernel, sizeof p->kernel, "gemm_%s_%s_%s_n%d%s%s%s%s", an, bname, sname,
+             p->tile_n, pipe, p->store ? "_ts" : "", p->sm ? "_sm" : "", p->cluster == 2 ? "_c2" : "");
     p->a_data = a->data;
     p->b_data = b->data;
     return PTXQ_OK;
@@ -847,10 +905,18 @@ ptxq_status ptxq_gemm(ptxq_context *ctx, const ptxq_gemm_desc *desc, const ptxq_
         if ((r = drv->cuMemsetD32Async(p.args.cnt, 0, ncnt, (CUstream)stream)))
             return ptxq_cuda_fail(drv, r, "cuMemsetD32Async (split-K counters)");
     }
+    /* BLOCK "_sm": the scale maps (F32, no swizzle; scale_map) */
+    CUtensorMap msc[2];
+    for (int i = 0; p.sm && i < 2; ++i)
+        if ((st = ptxq_tmap_get(ctx, CU_TENSOR_MAP_DATA_TYPE_FLOAT32, 3, p.sc_addr[i], p.sc_dims[i],
+                                p.sc_strides[i], p.sc_box[i], CU_TENSOR_MAP_SWIZZLE_NONE, &msc[i])))
+            return st;
     void *params3[] = {&ma, &mb, &p.args}, *params4[] = {&ma, &mb, &md, &p.args};
+    void *params5[] = {&ma, &mb, &msc[0], &msc[1], &p.args};
+    void *params6[] = {&ma, &mb, &md, &msc[0], &msc[1], &p.args};
     /* the kernel's own shared-memory size (gen/gemm.py geometry, recorded in the registry) */
     if ((st = ptxq_launch(ctx, k, grid, PTXQ_GEMM_THREADS, k->entry->dynamic_smem, stream,
-                          p.store ? params4 : params3)))
+                          p.sm ? (p.store ? params6 : params5) : p.store ? params4 : params3)))
         return st;
     return ptxq_ok();
 }

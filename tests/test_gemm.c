@@ -151,7 +151,19 @@ static void test_validate(void **state) {
     vcase_make(&v, PTXQ_GEMM_SCALE_BLOCK, 4096, 7168, 1024);
     assert_int_equal(ptxq_gemm_kernel_for(&v.desc, &v.a, &v.b, &v.d, name, sizeof name), PTXQ_OK);
     /* TMA store, 192 wide: 9.2 waves of 192 beat 13.6 of 128 at 0.85 (measured, src/gemm.c) */
+    /* scales in a TMA layout ([M, K/128] row-major, 16-byte aligned): loaded by TMA ("_sm") */
+    assert_string_equal(name, "gemm_e4m3_e4m3_block_n192_ts_sm");
+    v.sa.data += 4; /* no TMA layout: the kernel whose scale warp reads any strides */
+    assert_int_equal(ptxq_gemm_kernel_for(&v.desc, &v.a, &v.b, &v.d, name, sizeof name), PTXQ_OK);
     assert_string_equal(name, "gemm_e4m3_e4m3_block_n192_ts");
+    v.sa.data -= 4;
+    v.sb.stride[0] = 9, v.sb.stride[1] = 1; /* B's row pitch of 36 bytes: no TMA map either */
+    assert_int_equal(ptxq_gemm_kernel_for(&v.desc, &v.a, &v.b, &v.d, name, sizeof name), PTXQ_OK);
+    assert_string_equal(name, "gemm_e4m3_e4m3_block_n192_ts");
+    v.sb.stride[0] = 1, v.sb.stride[1] = 56; /* N-major B scales, 224-byte K pitch: TMA */
+    assert_int_equal(ptxq_gemm_kernel_for(&v.desc, &v.a, &v.b, &v.d, name, sizeof name), PTXQ_OK);
+    assert_string_equal(name, "gemm_e4m3_e4m3_block_n192_ts_sm");
+    vcase_make(&v, PTXQ_GEMM_SCALE_BLOCK, 4096, 7168, 1024);
     v.desc.store = -1; /* direct stores: 128 wide with the p2 pipeline (measured faster there) */
     assert_int_equal(ptxq_gemm_kernel_for(&v.desc, &v.a, &v.b, &v.d, name, sizeof name), PTXQ_OK);
     assert_string_equal(name, "gemm_e4m3_e4m3_block_n128p2");
@@ -173,18 +185,18 @@ static void test_validate(void **state) {
     assert_string_equal(name, "gemm_e4m3_e4m3_block_n128p2_ts");
     vcase_make(&v, PTXQ_GEMM_SCALE_BLOCK, 64, 24576, 1536); /* 128 tiles of 192: one wave */
     assert_int_equal(ptxq_gemm_kernel_for(&v.desc, &v.a, &v.b, &v.d, name, sizeof name), PTXQ_OK);
-    assert_string_equal(name, "gemm_e4m3_e4m3_block_n192_ts");
+    assert_string_equal(name, "gemm_e4m3_e4m3_block_n192_ts_sm");
     vcase_make(&v, PTXQ_GEMM_SCALE_BLOCK, 4096, 7168, 1024);
     setenv("PTXQ_GEMM_PIPE", "off", 1);
     assert_int_equal(ptxq_gemm_kernel_for(&v.desc, &v.a, &v.b, &v.d, name, sizeof name), PTXQ_OK);
-    assert_string_equal(name, "gemm_e4m3_e4m3_block_n160"); /* 44.8 N tiles: fewest idle SMs */
+    assert_string_equal(name, "gemm_e4m3_e4m3_block_n160_sm"); /* 44.8 N tiles: fewest idle SMs */
     v.desc.tile_n = 128;
     v.desc.cluster = 2;
     assert_int_equal(ptxq_gemm_kernel_for(&v.desc, &v.a, &v.b, &v.d, name, sizeof name), PTXQ_OK);
-    assert_string_equal(name, "gemm_e4m3_e4m3_block_n128_c2");
+    assert_string_equal(name, "gemm_e4m3_e4m3_block_n128_sm_c2");
     v.desc.cluster = 1;
     assert_int_equal(ptxq_gemm_kernel_for(&v.desc, &v.a, &v.b, &v.d, name, sizeof name), PTXQ_OK);
-    assert_string_equal(name, "gemm_e4m3_e4m3_block_n128");
+    assert_string_equal(name, "gemm_e4m3_e4m3_block_n128_sm");
     unsetenv("PTXQ_GEMM_PIPE");
     assert_int_equal(ptxq_gemm_kernel_for(&v.desc, &v.a, &v.b, &v.d, name, sizeof name), PTXQ_OK);
     assert_string_equal(name, "gemm_e4m3_e4m3_block_n128p2_ts"); /* tile_n = 128 given */
@@ -493,6 +505,7 @@ static void run_case(gemm_cfg c) {
                   r.max_norm, (long long)r.n_wc, r.max_rel_wc, (long long)r.unwritten,
                   (long long)r.bad);
     if (st != PTXQ_OK) fail_msg("ptxq_gemm: %s: %s", ptxq_status_name(st), ptxq_last_error());
+    if (c.want_sm) assert_int_equal(strstr(r.kernel, "_sm") != NULL, c.want_sm > 0);
     if (r.bad) print_error("first: %s\n", r.first_bad);
     assert_int_equal(r.unwritten, 0);
     assert_int_equal(r.bad, 0);
@@ -532,6 +545,24 @@ CASE(test_block_129_n128, PTXQ_GEMM_SCALE_BLOCK, 129, 257, 256, 128, (void)0)
 CASE(test_block_129_n192, PTXQ_GEMM_SCALE_BLOCK, 129, 257, 256, 192, c.sa_mmajor = 1)
 CASE(test_block_big_n192, PTXQ_GEMM_SCALE_BLOCK, 4096, 7168, 1024, 192,
      c.sample_rows = 32; c.sa_mmajor = 1)
+/* BLOCK scales by TMA ("_sm": scale layouts TMA can read) and by the scale warp (any strides) */
+CASE(test_sm_block_kmajor, PTXQ_GEMM_SCALE_BLOCK, 300, 520, 1536, 192, c.want_sm = 1)
+CASE(test_sm_block_mmajor_nmajor_c2, PTXQ_GEMM_SCALE_BLOCK, 1000, 1000, 1024, 192,
+     c.cluster = 2; c.sa_mmajor = 1; c.sb_nmajor = 1; c.want_sm = 1)
+CASE(test_sm_block_n160_ragged, PTXQ_GEMM_SCALE_BLOCK, 129, 257, 512, 160, c.want_sm = 1)
+CASE(test_sm_block_batch, PTXQ_GEMM_SCALE_BLOCK, 150, 300, 512, 192,
+     c.batch = 3; c.scales_batched = 1; c.want_sm = 1)
+CASE(test_sm_block_masked, PTXQ_GEMM_SCALE_BLOCK, 300, 256, 512, 192, c.batch = 4;
+     c.grouping = PTXQ_GEMM_GROUP_MASKED; c.scales_batched = 1; c.sa_mmajor = 1; c.want_sm = 1)
+CASE(test_sm_block_contig, PTXQ_GEMM_SCALE_BLOCK, 300, 256, 512, 192, c.batch = 5;
+     c.grouping = PTXQ_GEMM_GROUP_CONTIGUOUS; c.scales_batched = 1; c.want_sm = 1)
+/* N-major B scales: ceil(N/128) = 8 keeps their K pitch 32 bytes (TMA); tiles at n0 = 384 start
+ * in block 3, the last of a 16-byte box start */
+CASE(test_sm_block_split, PTXQ_GEMM_SCALE_BLOCK, 200, 1000, 2048, 192, c.split_k = 3;
+     c.sb_nmajor = 1; c.want_sm = 1)
+CASE(test_sm_block_e5m2, PTXQ_GEMM_SCALE_BLOCK, 300, 300, 512, 192, c.b_type = PTXQ_E5M2;
+     c.want_sm = 1)
+CASE(test_sw_block_any_strides, PTXQ_GEMM_SCALE_BLOCK, 300, 520, 384, 192, c.want_sm = -1)
 CASE(test_block_big_default, PTXQ_GEMM_SCALE_BLOCK, 4096, 7168, 1024, 0, c.sample_rows = 32)
 CASE(test_block_big_n128, PTXQ_GEMM_SCALE_BLOCK, 512, 7168, 2048, 128, c.sample_rows = 16)
 
@@ -546,6 +577,8 @@ CASE(test_block_big_n128, PTXQ_GEMM_SCALE_BLOCK, 512, 7168, 2048, 128, c.sample_
         run_case(c);                                                                               \
         unsetenv("PTXQ_GEMM_PIPE");                                                                \
     }
+PCASE(test_sm_block_n128_off, "off", PTXQ_GEMM_SCALE_BLOCK, 200, 1000, 2048, 128,
+      c.sa_mmajor = 1; c.sb_nmajor = 1; c.want_sm = 1)
 PCASE(test_p2_tensor_1000, "p2", PTXQ_GEMM_SCALE_TENSOR, 1000, 1000, 512, 128, c.cluster = 1)
 PCASE(test_p2_tensor_129_c2, "p2", PTXQ_GEMM_SCALE_TENSOR, 129, 257, 384, 128, c.cluster = 2)
 PCASE(test_p2_tensor_k16, "p2", PTXQ_GEMM_SCALE_TENSOR, 77, 195, 48, 128, c.pad_a = 16; c.pad_d = 6)
@@ -646,6 +679,7 @@ static gemm_result run_store_case(gemm_cfg c, int want) {
                   (long long)c.M, (long long)c.N, (long long)c.K, r.split_tiles, r.splits,
                   (long long)r.checked, r.max_norm, (long long)r.unwritten, (long long)r.bad);
     if (st != PTXQ_OK) fail_msg("ptxq_gemm: %s: %s", ptxq_status_name(st), ptxq_last_error());
+    if (c.want_sm) assert_int_equal(strstr(r.kernel, "_sm") != NULL, c.want_sm > 0);
     if (r.bad) print_error("first: %s\n", r.first_bad);
     if ((strstr(r.kernel, "_ts") != NULL) != want) fail_msg("%s: want a _ts kernel: %d", r.kernel, want);
     assert_int_equal(r.unwritten, 0);
@@ -997,6 +1031,16 @@ int main(void) {
         cmocka_unit_test(test_block_129_n128),
         cmocka_unit_test(test_block_129_n192),
         cmocka_unit_test(test_block_big_n192),
+        cmocka_unit_test(test_sm_block_kmajor),
+        cmocka_unit_test(test_sm_block_mmajor_nmajor_c2),
+        cmocka_unit_test(test_sm_block_n160_ragged),
+        cmocka_unit_test(test_sm_block_batch),
+        cmocka_unit_test(test_sm_block_masked),
+        cmocka_unit_test(test_sm_block_contig),
+        cmocka_unit_test(test_sm_block_split),
+        cmocka_unit_test(test_sm_block_e5m2),
+        cmocka_unit_test(test_sw_block_any_strides),
+        cmocka_unit_test(test_sm_block_n128_off),
         cmocka_unit_test(test_block_big_default),
         cmocka_unit_test(test_block_big_n128),
         cmocka_unit_test(test_p2_tensor_1000),

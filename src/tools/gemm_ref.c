@@ -162,7 +162,7 @@ int gemm_case_run(ptxq_dev *d, const gemm_cfg *c, uint64_t seed, gemm_result *re
     if (c->c_is_d) dev_upload(d, dd, hc, dbytes);
     else dev_fill(d, dd, 0xFF, dbytes); /* poison: 0xFFFF / 0xFFFFFFFF are NaNs */
 
-    int64_t sa_m = 1, sa_k = 0;
+    int64_t sa_m = 1, sa_k = 0, sb_n = 0, sb_k = 0;
     ptxq_tensor ta, tb, td, tc, tbias, tmap, tsa, tsb;
     if (rank3) {
         ta = ptxq_tensor_make(at, 3, (int64_t[]){L, M, K}, da);
@@ -215,10 +215,16 @@ int gemm_case_run(ptxq_dev *d, const gemm_cfg *c, uint64_t seed, gemm_result *re
         }
         tsb = slb > 1 ? ptxq_tensor_make(PTXQ_F32, 3, (int64_t[]){slb, nbn, nkb}, dsb)
                       : ptxq_tensor_make(PTXQ_F32, 2, (int64_t[]){nbn, nkb}, dsb);
+        if (c->sb_nmajor) { /* per batch: strides {1, nbn} */
+            tsb.stride[tsb.rank - 2] = 1;
+            tsb.stride[tsb.rank - 1] = nbn;
+        }
     }
     if (c->scaling == PTXQ_GEMM_SCALE_BLOCK) {
         sa_m = tsa.stride[tsa.rank - 2];
         sa_k = tsa.stride[tsa.rank - 1];
+        sb_n = tsb.stride[tsb.rank - 2];
+        sb_k = tsb.stride[tsb.rank - 1];
     }
     ptxq_gemm_desc desc;
     memset(&desc, 0, sizeof desc);
@@ -320,7 +326,7 @@ int gemm_case_run(ptxq_dev *d, const gemm_cfg *c, uint64_t seed, gemm_result *re
                         }
                         double sc = 1;
                         if (c->scaling == PTXQ_GEMM_SCALE_BLOCK)
-                            sc = (double)sa[m * sa_m + kb * sa_k] * (double)sb[(n / 128) * nkb + kb];
+                            sc = (double)sa[m * sa_m + kb * sa_k] * (double)sb[(n / 128) * sb_n + kb * sb_k];
                         if (mx) sc = (double)sa[m * nk32 + kb] * (double)sb[n * nk32 + kb];
                         ref += sc * s;
                         S += fabs(sc) * sabs;

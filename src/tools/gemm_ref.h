@@ -32,6 +32,7 @@ typedef struct gemm_cfg {
     int sample_rows;   /* 0: check every row's values; else this many random rows (+ first, last) */
     int pad_a, pad_d;  /* extra elements per row of A/B (multiple of 16) and of D (rounded up to an even row stride) */
     int sa_mmajor;     /* BLOCK: a_scale M-major (strides {1, M}) instead of row-major */
+    int sb_nmajor;     /* BLOCK: b_scale N-major (strides {1, ceil(N/128)}) instead of row-major */
     int cluster;       /* desc.cluster: 0 (runtime), 1 or 2 */
     /* beyond the plain case (0 = off / default) */
     ptxq_dtype a_type, b_type;  /* 0 = E4M3; E4M3 or E5M2, or both BF16 */
@@ -51,6 +52,8 @@ typedef struct gemm_cfg {
     int ctas;                   /* desc.ctas: persistent grid cap (0 = one CTA per SM) */
     int unit_scales;            /* TENSOR: NULL a_scale and b_scale (1.0) */
     int mx_path;                /* desc.mx_path (MX: 0 auto, 1 promote, 2 dequantize) */
+    int want_sm;                /* test check: 1 the kernel must load BLOCK scales by TMA ("_sm"),
+                                   -1 it must not (the scale warp's any strides) */
 } gemm_cfg;
 
 typedef struct gemm_result {
