@@ -886,6 +886,13 @@ ptxq_status ptxq_gemm(ptxq_context *ctx, const ptxq_gemm_desc *desc, const ptxq_
                                 CU_TENSOR_MAP_SWIZZLE_128B, &md)))
             return st;
     }
+    /* BLOCK "_sm": the scale maps (F32, no swizzle; scale_map), encoded before anything is
+     * enqueued like the others */
+    CUtensorMap msc[2];
+    for (int i = 0; p.sm && i < 2; ++i)
+        if ((st = ptxq_tmap_get(ctx, CU_TENSOR_MAP_DATA_TYPE_FLOAT32, 3, p.sc_addr[i], p.sc_dims[i],
+                                p.sc_strides[i], p.sc_box[i], CU_TENSOR_MAP_SWIZZLE_NONE, &msc[i])))
+            return st;
     if (x.on) { /* MX dequantize path: A and B to BF16 in the workspace, in stream order */
         ptxq_gemm_dq_args *qs[2] = {&x.qa, &x.qb};
         for (int i = 0; i < 2; ++i) {
@@ -905,12 +912,6 @@ ptxq_status ptxq_gemm(ptxq_context *ctx, const ptxq_gemm_desc *desc, const ptxq_
         if ((r = drv->cuMemsetD32Async(p.args.cnt, 0, ncnt, (CUstream)stream)))
             return ptxq_cuda_fail(drv, r, "cuMemsetD32Async (split-K counters)");
     }
-    /* BLOCK "_sm": the scale maps (F32, no swizzle; scale_map) */
-    CUtensorMap msc[2];
-    for (int i = 0; p.sm && i < 2; ++i)
-        if ((st = ptxq_tmap_get(ctx, CU_TENSOR_MAP_DATA_TYPE_FLOAT32, 3, p.sc_addr[i], p.sc_dims[i],
-                                p.sc_strides[i], p.sc_box[i], CU_TENSOR_MAP_SWIZZLE_NONE, &msc[i])))
-            return st;
     void *params3[] = {&ma, &mb, &p.args}, *params4[] = {&ma, &mb, &md, &p.args};
     void *params5[] = {&ma, &mb, &msc[0], &msc[1], &p.args};
     void *params6[] = {&ma, &mb, &md, &msc[0], &msc[1], &p.args};

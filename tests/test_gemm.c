@@ -2,7 +2,8 @@
  * (and BF16 operands, and MXFP8's two paths) on ragged shapes against a float64 reference from the
  * same codes and scales (gemm_ref.h says what the tolerance is and why), D poisoned first and every
  * element checked, refused calls leave D untouched; the SASS of every gemm cubin has QGMMA (HGMMA
- * for BF16) and UTMALDG and no local memory; the MX dequantize kernel has 16-byte loads and stores. */
+ * for BF16) and UTMALDG (six in BLOCK "_sm" kernels: the scale boxes too) and no local memory; the
+ * MX dequantize kernel has 16-byte loads and stores. */
 #include <stdarg.h>
 #include <stddef.h>
 #include <stdint.h>
@@ -921,6 +922,8 @@ static void test_gemm_sass(void **state) {
         if ((bf16 ? h.hgmma == 0 || h.qgmma : h.qgmma == 0 || h.hgmma) || h.tma_ld == 0 ||
             k.wgmma_serialized || (ts ? h.tma_st == 0 : h.tma_st != 0))
             ++bad;
+        /* BLOCK "_sm": A and B (2-D and 3-D maps) plus the two scale boxes, by TMA */
+        if (strstr(k.name, "_sm") && h.tma_ld != 6) ++bad;
     }
     assert_true(n > 0);
     assert_int_equal(bad, 0);
