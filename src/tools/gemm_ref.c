@@ -117,7 +117,8 @@ int gemm_case_run(ptxq_dev *d, const gemm_cfg *c, uint64_t seed, gemm_result *re
     if (c->scaling == PTXQ_GEMM_SCALE_ROW) nsa = M, nsb = N;
     const int mx = c->scaling == PTXQ_GEMM_SCALE_MX;
     const int64_t nk32 = K / 32;
-    if (c->scaling == PTXQ_GEMM_SCALE_BLOCK) nsa = M * nkb, nsb = nbn * nkb;
+    const int64_t kpitch = c->sa_kpitch > nkb && !c->sa_mmajor ? c->sa_kpitch : nkb;
+    if (c->scaling == PTXQ_GEMM_SCALE_BLOCK) nsa = M * kpitch, nsb = nbn * nkb;
     if (mx) nsa = M * nk32, nsb = N * nk32;
     double lo = dt == PTXQ_F16 ? -6 : -3, hi = dt == PTXQ_F16 ? -3 : 3; /* F16: no overflow */
     float *hsa = xmalloc((size_t)(nsa * sla) * 4), *hsb = xmalloc((size_t)(nsb * slb) * 4);
@@ -212,6 +213,9 @@ int gemm_case_run(ptxq_dev *d, const gemm_cfg *c, uint64_t seed, gemm_result *re
         if (c->sa_mmajor) { /* per batch: strides {1, M} */
             tsa.stride[tsa.rank - 2] = 1;
             tsa.stride[tsa.rank - 1] = M;
+        } else if (kpitch > nkb) { /* padded rows: strides {kpitch, 1}, batches M * kpitch apart */
+            tsa.stride[tsa.rank - 2] = kpitch;
+            if (tsa.rank == 3) tsa.stride[0] = M * kpitch;
         }
         tsb = slb > 1 ? ptxq_tensor_make(PTXQ_F32, 3, (int64_t[]){slb, nbn, nkb}, dsb)
                       : ptxq_tensor_make(PTXQ_F32, 2, (int64_t[]){nbn, nkb}, dsb);

@@ -32,6 +32,8 @@ typedef struct gemm_cfg {
     int sample_rows;   /* 0: check every row's values; else this many random rows (+ first, last) */
     int pad_a, pad_d;  /* extra elements per row of A/B (multiple of 16) and of D (rounded up to an even row stride) */
     int sa_mmajor;     /* BLOCK: a_scale M-major (strides {1, M}) instead of row-major */
+    int sa_kpitch;     /* BLOCK, row-major a_scale: elements per row (0: ceil(K/128), packed);
+                          the padding is random and must not be read as a scale */
     int sb_nmajor;     /* BLOCK: b_scale N-major (strides {1, ceil(N/128)}) instead of row-major */
     int cluster;       /* desc.cluster: 0 (runtime), 1 or 2 */
     /* beyond the plain case (0 = off / default) */
