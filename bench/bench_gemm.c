@@ -22,7 +22,7 @@
  *   ptxq check gemm [--m M --n N --k K] [--scaling S] [--tile-n T] [--cluster C] [--sample R] [--seed S]
  *                   [--store 0|1|-1]
  *                   [--a e4m3|e5m2|bf16] [--b e4m3|e5m2|bf16] [--out bf16|f16|f32] [--batch L]
- *                   [--mx-path 0|1|2]
+ *                   [--mx-path 0|1|2] [--sa-mmajor 1] [--sa-kpitch P] [--sb-nmajor 1]
  *                   [--grouping none|masked|contiguous] [--split-k S] [--bias bf16|f32]
  *                   [--beta B (with C)] [--alpha A]
  * Without --m: 8192^3 per-tensor (and row-wise), 4096 x 7168 x 16384 block-scaled, then the
@@ -761,6 +761,7 @@ int check_gemm_main(int argc, char **argv) {
                   .store = (int)bench_opt_int(argc, argv, "--store", 0),
                   .mx_path = (int)bench_opt_int(argc, argv, "--mx-path", 0),
                   .sa_mmajor = (int)bench_opt_int(argc, argv, "--sa-mmajor", 0),
+                  .sa_kpitch = (int)bench_opt_int(argc, argv, "--sa-kpitch", 0),
                   .sb_nmajor = (int)bench_opt_int(argc, argv, "--sb-nmajor", 0)};
     if (parse_fp8(bench_opt(argc, argv, "--a", "e4m3"), &c.a_type) ||
         parse_fp8(bench_opt(argc, argv, "--b", "e4m3"), &c.b_type)) {

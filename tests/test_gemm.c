@@ -564,9 +564,11 @@ CASE(test_sm_block_split, PTXQ_GEMM_SCALE_BLOCK, 200, 1000, 2048, 192, c.split_k
 CASE(test_sm_block_e5m2, PTXQ_GEMM_SCALE_BLOCK, 300, 300, 512, 192, c.b_type = PTXQ_E5M2;
      c.want_sm = 1)
 /* K-major A scales with fewer than 4 K blocks in a row padded to 16 bytes: the box {4, 128} is
- * wider than the tensor's K extent (TMA fills past it with zeros, the kernel reads element kb) */
-CASE(test_sm_block_kpitch_nkb2, PTXQ_GEMM_SCALE_BLOCK, 300, 520, 256, 192, c.sa_kpitch = 4;
-     c.want_sm = 1)
+ * wider than the tensor's K extent (TMA fills past it with zeros, the kernel reads element kb).
+ * B's scales must be TMA-readable too: N-major with ceil(N/128) = 8 (a K-major [5, 3] would have
+ * a 12-byte pitch and send the call to the scale warp) */
+CASE(test_sm_block_kpitch_nkb3, PTXQ_GEMM_SCALE_BLOCK, 300, 1000, 384, 192, c.sa_kpitch = 4;
+     c.sb_nmajor = 1; c.want_sm = 1)
 CASE(test_sm_block_kpitch_nkb1_c2, PTXQ_GEMM_SCALE_BLOCK, 200, 300, 128, 160, c.sa_kpitch = 4;
      c.cluster = 2; c.want_sm = 1)
 CASE(test_sw_block_any_strides, PTXQ_GEMM_SCALE_BLOCK, 300, 520, 384, 192, c.want_sm = -1)
@@ -1048,7 +1050,7 @@ int main(void) {
         cmocka_unit_test(test_sm_block_contig),
         cmocka_unit_test(test_sm_block_split),
         cmocka_unit_test(test_sm_block_e5m2),
-        cmocka_unit_test(test_sm_block_kpitch_nkb2),
+        cmocka_unit_test(test_sm_block_kpitch_nkb3),
         cmocka_unit_test(test_sm_block_kpitch_nkb1_c2),
         cmocka_unit_test(test_sw_block_any_strides),
         cmocka_unit_test(test_sm_block_n128_off),
