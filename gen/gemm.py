@@ -46,9 +46,13 @@ CTA = 3 warpgroups (384 threads), warp-specialised, persistent over output tiles
            producer warpgroup (cp.async; scale_producer). Measured (H100, 4096 x 7168 x 16384,
            ncu at locked clock): the two take the same cycles (1.144-1.154 M against 1.145-1.148
            M; 1294 against 1280 TFLOPS in one process). Timing-only variants of the "_sm"
-           kernel show where BLOCK's ~12% over per-tensor goes: with the promotion as FADD (no
-           scale loads) it takes 1.016-1.019 M, with FFMA by a constant scale 1.42 M, as built
-           (FFMA by the loaded products) 1.15 M: the promotion's FFMAs, not the scale traffic.
+           kernel show where BLOCK's ~12% over per-tensor goes: the promotion as FADD (scale
+           loads and products kept) 1.031 M, FFMA by an immediate 1.019-1.034 M, FFMA by
+           products loaded once per tile 1.174 M, as built 1.15 M; the products forced after
+           the chain's wait change nothing (1.16 M). So it is the FFMA reading its scale from a
+           register: ptxas sets operand reuse on every other FFMA, never two in a row, so the
+           promotion reads ~243 registers a K block instead of 192 (bench/RESULTS.md, ninth
+           session). The A scale differs per row, so no uniform-register or immediate form.
   WG1, 2   consumers: setmaxnreg.inc 232; each owns 64 rows of the 128 x BN tile and issues
            4 x wgmma m64nBNk32 per 128-K block into a partial accumulator (scale-d 0 on the first),
            waits, frees the slot, then promotes: acc += partial (block mode: acc += s * partial).
