@@ -146,8 +146,8 @@ static void plan_label(const ptxq_gemm_plan *p, char *out, size_t n) {
         snprintf(out, n, "%s", p->kernel);
 }
 
-/* apply alternative a to desc, and its pipe override to the environment (alt_env_restore puts
- * the caller's PTXQ_GEMM_PIPE back) */
+/* apply alternative a to desc, and its pipe and scales overrides to the environment
+ * (alt_env_restore puts the caller's PTXQ_GEMM_PIPE and PTXQ_GEMM_SCALES back) */
 static void alt_apply(const alt_cfg *a, ptxq_gemm_desc *desc) {
     if (a->store != ALT_UNSET) desc->store = a->store;
     if (a->split != ALT_UNSET) desc->split_k = a->split;
@@ -158,11 +158,29 @@ static void alt_apply(const alt_cfg *a, ptxq_gemm_desc *desc) {
     if (a->scales[0]) setenv("PTXQ_GEMM_SCALES", a->scales, 1);
 }
 
-/* NOTE: PTXQ_GEMM_SCALES set for the whole run is not restored after a --alt "scales=..." */
-static void alt_env_restore(const char *saved) {
-    if (saved) setenv("PTXQ_GEMM_PIPE", saved, 1);
-    else unsetenv("PTXQ_GEMM_PIPE");
-    unsetenv("PTXQ_GEMM_SCALES");
+/* the caller's values of the variables an --alt may override (has[i] 0: unset) */
+static const char *const ALT_ENV[2] = {"PTXQ_GEMM_PIPE", "PTXQ_GEMM_SCALES"};
+typedef struct alt_env {
+    int has[2];
+    char val[2][16];
+} alt_env;
+
+static alt_env alt_env_save(void) {
+    alt_env e;
+    memset(&e, 0, sizeof e);
+    for (int i = 0; i < 2; ++i) {
+        const char *v = getenv(ALT_ENV[i]);
+        e.has[i] = v != NULL;
+        if (v) snprintf(e.val[i], sizeof e.val[i], "%s", v);
+    }
+    return e;
+}
+
+static void alt_env_restore(const alt_env *e) {
+    for (int i = 0; i < 2; ++i) {
+        if (e->has[i]) setenv(ALT_ENV[i], e->val[i], 1);
+        else unsetenv(ALT_ENV[i]);
+    }
 }
 
 static int cmp_double(const void *a, const void *b) {
@@ -470,9 +488,7 @@ static int bench_one(ptxq_dev *d, cublaslt *L, int have_lt, int64_t M, int64_t N
     c.desc.split_k = g_split;
     c.desc.store = g_store[0];
     /* one workspace, as large as the row's call or any --alt variant needs */
-    const char *env0 = getenv("PTXQ_GEMM_PIPE");
-    char env_saved[16];
-    if (env0) snprintf(env_saved, sizeof env_saved, "%s", env0);
+    const alt_env env0 = alt_env_save();
     size_t wsb = 0;
     uint64_t WS = 0;
     for (int i = -1; i < g_nalt; ++i) {
@@ -480,7 +496,7 @@ static int bench_one(ptxq_dev *d, cublaslt *L, int have_lt, int64_t M, int64_t N
         size_t w = 0;
         if (i >= 0) alt_apply(&g_alt[i], &dd);
         if (ptxq_gemm_workspace_size(&dd, &c.a, &c.b, &c.dd, &w) == PTXQ_OK && w > wsb) wsb = w;
-        alt_env_restore(env0 ? env_saved : NULL);
+        alt_env_restore(&env0);
     }
     if (wsb) {
         WS = dev_alloc(d, wsb);
@@ -521,7 +537,7 @@ static int bench_one(ptxq_dev *d, cublaslt *L, int have_lt, int64_t M, int64_t N
             plan_label(&plan, an, sizeof an);
             ams = dev_time_ms(d, our_run, &c, 3, reps);
         }
-        alt_env_restore(env0 ? env_saved : NULL);
+        alt_env_restore(&env0);
         c.desc = saved;
         size_t used = strlen(alt);
         snprintf(alt + used, sizeof alt - used, "  [%s %.3f ms %.1f TFLOPS]", an, ams,
