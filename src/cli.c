@@ -3,7 +3,8 @@
  *
  *   ptxq info                                     library, build and device report
  *   ptxq kernels [--target T] [--family F] [--no-sass]
- *   ptxq sass KERNEL [--target T] [--loads OPCODE] [--loops]
+ *   ptxq sass KERNEL [--target T] [--loads OPCODE] [--loops] [--ctrl]
+ *   ptxq sass KERNEL --yield OP:on|off[:FRAC] --out FILE.cubin
  *   ptxq bench FAMILY [args...]                   bench/bench_<family>.c
  *   ptxq check FAMILY [args...]
  */
@@ -16,6 +17,7 @@
 #include "devbuf.h"
 #include "ptxq.h"
 #include "sass.h"
+#include "sass_ctrl.h"
 
 #ifdef PTXQ_HAVE_GEMV
 /* bench/bench_gemv.c; declared here so the CLI does not depend on that header's name. */
@@ -37,12 +39,20 @@ static void usage(FILE *f) {
             "  kernels [--target T] [--family F] [--no-sass]\n"
             "                                every embedded cubin: launch shape, ptxas report and\n"
             "                                (with nvdisasm) an instruction histogram\n"
-            "  sass KERNEL [--target T] [--loads OPCODE] [--loops]\n"
+            "  sass KERNEL [--target T] [--loads OPCODE] [--loops] [--ctrl]\n"
             "                                SASS of an embedded cubin (default target: the\n"
             "                                device's, else sm_90a); --loads: where the LDGs of the\n"
             "                                first loop holding OPCODE (e.g. IDP, FFMA) sit;\n"
             "                                --loops: no listing, each loop's instruction count,\n"
-            "                                histogram and most frequent opcodes instead\n"
+            "                                histogram and most frequent opcodes instead;\n"
+            "                                --ctrl: each instruction's control bits (wait mask,\n"
+            "                                scoreboards, yield hint, stall, operand reuse) and\n"
+            "                                the hints of every FFMA/FADD/FMUL run of 32 or more\n"
+            "  sass KERNEL --yield OP:on|off[:FRAC] --out FILE.cubin\n"
+            "                                research: a copy of the cubin with the yield hint set\n"
+            "                                (and operand reuse cleared) or cleared on the first\n"
+            "                                FRAC (default 1) of every run of 32+ OP (ffma, fadd,\n"
+            "                                fmul); load it with PTXQ_KERNEL_DIR to time it\n"
             "  bench FAMILY [args]           benchmark a kernel family (FAMILY: %s)\n"
             "  check FAMILY [args]           check a kernel family against the CPU reference\n"
             "  help                          this text\n"
@@ -337,30 +347,125 @@ static void print_targets_of(const char *name, FILE *f) {
     fprintf(f, "\n");
 }
 
-static int parse_sass_args(int argc, char **argv, const char **name, const char **target,
-                           const char **loads, int *loops) {
-    *name = *target = *loads = NULL;
-    *loops = 0;
+typedef struct sass_opts {
+    const char *name, *target, *loads;
+    int loops, ctrl;
+    const char *yield, *out; /* --yield OP:on|off[:FRAC], --out FILE */
+} sass_opts;
+
+static int parse_sass_args(int argc, char **argv, sass_opts *o) {
+    memset(o, 0, sizeof *o);
     for (int i = 1; i < argc; ++i) {
         if (!strcmp(argv[i], "--loops")) {
-            *loops = 1;
+            o->loops = 1;
             continue;
         }
-        int r = opt_value(argc, argv, &i, "--target", target);
+        if (!strcmp(argv[i], "--ctrl")) {
+            o->ctrl = 1;
+            continue;
+        }
+        int r = opt_value(argc, argv, &i, "--target", &o->target);
+        if (r == 0) r = opt_value(argc, argv, &i, "--loads", &o->loads);
+        if (r == 0) r = opt_value(argc, argv, &i, "--yield", &o->yield);
+        if (r == 0) r = opt_value(argc, argv, &i, "--out", &o->out);
         if (r == 1) continue;
         if (r < 0) return -1;
-        r = opt_value(argc, argv, &i, "--loads", loads);
-        if (r == 1) continue;
-        if (r < 0) return -1;
-        if (argv[i][0] == '-' || *name) {
+        if (argv[i][0] == '-' || o->name) {
             fprintf(stderr, "ptxq sass: unexpected argument '%s'\n", argv[i]);
             return -1;
         }
-        *name = argv[i];
+        o->name = argv[i];
     }
-    if (*name) return 0;
-    fprintf(stderr, "ptxq sass: which kernel? (see `ptxq kernels`)\n");
-    return -1;
+    if (!o->name) {
+        fprintf(stderr, "ptxq sass: which kernel? (see `ptxq kernels`)\n");
+        return -1;
+    }
+    if (!o->yield != !o->out) {
+        fprintf(stderr, "ptxq sass: --yield and --out go together\n");
+        return -1;
+    }
+    return 0;
+}
+
+typedef struct sass_opname {
+    const char *name;
+    unsigned op;
+} sass_opname;
+
+static const sass_opname k_run_ops[] = {
+    {"ffma", SASS_OP_FFMA}, {"fadd", SASS_OP_FADD}, {"fmul", SASS_OP_FMUL}};
+
+/* The listing with each instruction's control bits after it, then the hints of every run. */
+static void print_ctrl(const char *text, const unsigned char *code, size_t len) {
+    for (const char *line = text; *line;) {
+        const char *nl = strchr(line, '\n');
+        int n = nl ? (int)(nl - line) : (int)strlen(line);
+        const char *p = line;
+        while (p < line + n && (*p == ' ' || *p == '\t')) ++p;
+        unsigned long addr = 0;
+        char *after = NULL;
+        if (p + 2 < line + n && p[0] == '/' && p[1] == '*') addr = strtoul(p + 2, &after, 16);
+        if (after && after > p + 2 && after[0] == '*' && after[1] == '/' && addr % 16 == 0 &&
+            addr + 16 <= len) {
+            sass_ctrl c;
+            char buf[48];
+            sass_ctrl_decode(code + addr, &c);
+            sass_ctrl_format(&c, buf, sizeof buf);
+            printf("%-96.*s // %s\n", n, line, buf);
+        } else {
+            printf("%.*s\n", n, line);
+        }
+        line += n + (nl ? 1 : 0);
+    }
+    printf("// runs of 32+ (y: yield hint, r: no yield and an operand cached, -: neither)\n");
+    for (size_t k = 0; k < sizeof k_run_ops / sizeof k_run_ops[0]; ++k) {
+        sass_run runs[32];
+        int nr = sass_runs(code, len, k_run_ops[k].op, 32, runs, 32);
+        for (int r = 0; r < nr && r < 32; ++r) {
+            char hints[512];
+            sass_run_hints(code, &runs[r], k_run_ops[k].op, hints, sizeof hints);
+            printf("// %s run of %d at 0x%04x: %s\n", k_run_ops[k].name, runs[r].count,
+                   runs[r].first * 16, hints);
+        }
+    }
+}
+
+/* --yield OP:on|off[:FRAC] --out FILE: write the rewritten copy. */
+static int write_yield_copy(const ptxq_kernel_info *k, const char *spec, const char *out) {
+    char opname[8] = "", mode[8] = "";
+    double frac = 1.0;
+    int got = sscanf(spec, "%7[a-z]:%7[a-z]:%lf", opname, mode, &frac);
+    unsigned op = 0;
+    for (size_t i = 0; i < sizeof k_run_ops / sizeof k_run_ops[0]; ++i)
+        if (!strcmp(opname, k_run_ops[i].name)) op = k_run_ops[i].op;
+    int yield = !strcmp(mode, "on") ? 1 : !strcmp(mode, "off") ? 0 : -1;
+    if (got < 2 || !op || yield < 0 || frac < 0 || frac > 1) {
+        fprintf(stderr, "ptxq sass: --yield wants OP:on|off[:FRAC], OP ffma, fadd or fmul, "
+                        "FRAC in 0..1 (got '%s')\n", spec);
+        return 2;
+    }
+    unsigned char *copy = malloc(k->cubin_size);
+    if (!copy) return 1;
+    memcpy(copy, k->cubin, k->cubin_size);
+    int runs = 0;
+    int changed = sass_rewrite_yield(copy, k->cubin_size, k->name, op, 32, frac, yield, &runs);
+    int rc = 0;
+    if (changed < 0) {
+        fprintf(stderr, "ptxq sass: no code section for %s in its cubin\n", k->name);
+        rc = 1;
+    } else {
+        FILE *f = fopen(out, "wb");
+        if (!f || fwrite(copy, 1, k->cubin_size, f) != k->cubin_size) {
+            fprintf(stderr, "ptxq sass: cannot write %s\n", out);
+            rc = 1;
+        }
+        if (f && fclose(f) != 0) rc = 1;
+        if (!rc)
+            printf("%s: %d %s run%s of 32+, %d control word%s changed -> %s\n", k->name, runs,
+                   opname, runs == 1 ? "" : "s", changed, changed == 1 ? "" : "s", out);
+    }
+    free(copy);
+    return rc;
 }
 
 /* Every loop of the text: where it is, how deep, its histogram and its most frequent opcodes
@@ -400,9 +505,10 @@ static int print_loops(const char *text) {
 }
 
 static int cmd_sass(int argc, char **argv) {
-    const char *name, *target, *loads;
-    int loops;
-    if (parse_sass_args(argc, argv, &name, &target, &loads, &loops) != 0) return 2;
+    sass_opts o;
+    if (parse_sass_args(argc, argv, &o) != 0) return 2;
+    const char *name = o.name, *target = o.target, *loads = o.loads;
+    int loops = o.loops;
     ptxq_kernel_info k;
     if (ptxq_kernel_find(name, NULL, &k) != PTXQ_OK) {
         fprintf(stderr, "ptxq sass: unknown kernel '%s' (see `ptxq kernels`)\n", name);
@@ -416,6 +522,12 @@ static int cmd_sass(int argc, char **argv) {
         print_targets_of(name, stderr);
         return 2;
     }
+    if (o.yield) return write_yield_copy(&k, o.yield, o.out);
+    size_t code_off = 0, code_len = 0;
+    if (o.ctrl && sass_cubin_code(k.cubin, k.cubin_size, k.name, &code_off, &code_len) != 0) {
+        fprintf(stderr, "ptxq sass: no code section for %s in its cubin\n", k.name);
+        return 1;
+    }
     char err[1024];
     char *text = sass_disassemble(k.cubin, k.cubin_size, err, sizeof err);
     if (!text) {
@@ -424,8 +536,11 @@ static int cmd_sass(int argc, char **argv) {
     }
     sass_hist h;
     sass_histogram(text, &h);
-    printf("// %s %s (%zu-byte cubin, %s)\n%s", k.name, k.target, k.cubin_size, k.origin,
-           loops ? "" : text);
+    printf("// %s %s (%zu-byte cubin, %s)\n", k.name, k.target, k.cubin_size, k.origin);
+    if (!loops && o.ctrl)
+        print_ctrl(text, k.cubin + code_off, code_len);
+    else if (!loops)
+        fputs(text, stdout);
     printf("// ");
     sass_hist_print(&h, stdout);
     int rc = loops ? print_loops(text) : 0;

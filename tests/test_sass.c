@@ -1,6 +1,8 @@
 /* test_sass.c -- the SASS histogram on hand-written text (runs everywhere), then every embedded
  * "quant" cubin disassembled with nvdisasm: 128-bit global loads present, no local memory, and on
  * sm_90a no tensor-core MMA. Without nvdisasm the cubin tests are skipped, visibly, with the reason.
+ * The control-bit reader (sass_ctrl.h) on literal words and synthetic code everywhere, and against
+ * nvdisasm's listing of real cubins of each target where nvdisasm exists.
  */
 #include <stdarg.h>
 #include <stddef.h>
@@ -14,6 +16,7 @@
 
 #include "ptxq.h"
 #include "sass.h"
+#include "sass_ctrl.h"
 
 /* ---- the parser on literal text ----------------------------------------------------------- */
 
@@ -471,6 +474,266 @@ static void test_clock_stamp(void **state) {
     }
 }
 
+/* ---- control bits (sass_ctrl.h) ------------------------------------------------------------ */
+
+static void put_insn(unsigned char *p, uint64_t lo, uint64_t hi) {
+    for (int i = 0; i < 8; ++i) {
+        p[i] = (unsigned char)(lo >> 8 * i);
+        p[8 + i] = (unsigned char)(hi >> 8 * i);
+    }
+}
+
+/* Words copied from nvdisasm -hex of gemm_e4m3_e4m3_block_n192_ts_sm (sm_90a, ptxas 13.0). */
+static void test_ctrl_decode(void **state) {
+    (void)state;
+    unsigned char insn[16];
+    sass_ctrl c;
+    char buf[48];
+    /* FFMA R206, R24, R208, R206: stall 1, may yield, nothing cached */
+    put_insn(insn, 0x000000d018ce7223ull, 0x000fc200000000ceull);
+    assert_int_equal(sass_opcode(insn), SASS_OP_FFMA);
+    sass_ctrl_decode(insn, &c);
+    assert_int_equal(c.stall, 1);
+    assert_int_equal(c.yield, 1);
+    assert_int_equal(c.wbar, -1);
+    assert_int_equal(c.rbar, -1);
+    assert_int_equal(c.wait, 0);
+    assert_int_equal(c.reuse, 0);
+    sass_ctrl_format(&c, buf, sizeof buf);
+    assert_string_equal(buf, "B------:R-:W-:Y:S01");
+    /* FFMA R20, R30, R210.reuse, R20: no yield, operand b cached */
+    put_insn(insn, 0x000000d21e147223ull, 0x080fe20000000014ull);
+    sass_ctrl_decode(insn, &c);
+    assert_int_equal(c.yield, 0);
+    assert_int_equal(c.reuse, 2);
+    sass_ctrl_format(&c, buf, sizeof buf);
+    assert_string_equal(buf, "B------:R-:W-:-:S01 reuse:b");
+    /* FADD R4, R24, R4 */
+    put_insn(insn, 0x0000000418047221ull, 0x000fc20000000000ull);
+    assert_int_equal(sass_opcode(insn), SASS_OP_FADD);
+    /* @!P4 SYNCS.ARRIVE.TRANS64.A1T0 RZ, [R219+URZ+0x20], RZ: its source read sets scoreboard 1 */
+    put_insn(insn, 0x000020ffdbffc9a7ull, 0x0003e2000810003full);
+    sass_ctrl_decode(insn, &c);
+    assert_int_equal(c.rbar, 1);
+    assert_int_equal(c.wbar, -1);
+    assert_int_equal(c.yield, 0);
+    /* every field at once: wait on 0 and 5, read 2, write 3, stall 15, reuse a and c */
+    uint64_t hi = (uint64_t)15 << 41 | (uint64_t)3 << 46 | (uint64_t)2 << 49 |
+                  (uint64_t)0x21 << 52 | (uint64_t)5 << 58;
+    put_insn(insn, 0x7223, hi);
+    sass_ctrl_decode(insn, &c);
+    sass_ctrl_format(&c, buf, sizeof buf);
+    assert_string_equal(buf, "B0----5:R2:W3:Y:S15 reuse:ac");
+}
+
+/* Runs: gaps of up to two other instructions join, three split; the rewrite touches only the
+ * control word, and only of run instructions. */
+static void test_ctrl_runs_rewrite(void **state) {
+    (void)state;
+    enum { N = 90 };
+    unsigned char code[N * 16];
+    /* 20 FFMA, 2 IMAD, 20 FFMA, 3 IMAD, 40 FFMA, 5 FFMA-free */
+    int kind[N];
+    for (int i = 0; i < N; ++i)
+        kind[i] = i < 20 || (i >= 22 && i < 42) || (i >= 45 && i < 85);
+    for (int i = 0; i < N; ++i)
+        put_insn(code + 16 * i, kind[i] ? 0x7223u | (uint64_t)i << 16 : 0x7224u,
+                 0x000fe20000000000ull | (i % 2 ? 0x0800000000000000ull : 0));
+    sass_run r[4];
+    assert_int_equal(sass_runs(code, sizeof code, SASS_OP_FFMA, 32, r, 4), 2);
+    assert_int_equal(r[0].first, 0);
+    assert_int_equal(r[0].count, 40);
+    assert_int_equal(r[0].end, 42);
+    assert_int_equal(r[1].first, 45);
+    assert_int_equal(r[1].count, 40);
+    assert_int_equal(r[1].end, 85);
+    assert_int_equal(sass_runs(code, sizeof code, SASS_OP_FFMA, 41, r, 4), 0);
+    char hints[64];
+    sass_run_hints(code, &r[1], SASS_OP_FFMA, hints, sizeof hints);
+    assert_int_equal(strlen(hints), 40);
+    assert_int_equal(hints[0], 'r'); /* instruction 45: odd, reuse set, no yield */
+    assert_int_equal(hints[1], '-');
+}
+
+/* nvdisasm's listing and the decoded words agree on every instruction of real cubins: ".reuse"
+ * printed exactly where a reuse flag is set, and the register forms of FFMA, FADD and FMUL
+ * exactly where the opcode field says so. */
+static int is_reg_operand(const char *t, int n) {
+    while (n > 0 && (*t == '-' || *t == '|' || *t == ' ')) ++t, --n;
+    if (n < 2 || t[0] != 'R') return 0;
+    return t[1] == 'Z' || (t[1] >= '0' && t[1] <= '9');
+}
+
+static int all_reg_operands(const char *ops, int n) {
+    int any = 0;
+    while (n > 0) {
+        const char *comma = memchr(ops, ',', (size_t)n);
+        int len = comma ? (int)(comma - ops) : n;
+        if (!is_reg_operand(ops, len)) return 0;
+        any = 1;
+        ops += len + (comma ? 1 : 0);
+        n -= len + (comma ? 1 : 0);
+    }
+    return any;
+}
+
+typedef struct ctrl_check {
+    int insns, reuse, fops, bad;
+} ctrl_check;
+
+static void ctrl_vs_listing(const char *name, const char *target, ctrl_check *cc) {
+    ptxq_kernel_info k;
+    memset(cc, 0, sizeof *cc);
+    if (ptxq_kernel_find(name, target, &k) != PTXQ_OK) {
+        fail_msg("no kernel %s for %s", name, target);
+        return;
+    }
+    size_t off, len;
+    assert_int_equal(sass_cubin_code(k.cubin, k.cubin_size, k.name, &off, &len), 0);
+    char err[512] = "";
+    char *text = sass_disassemble(k.cubin, k.cubin_size, err, sizeof err);
+    if (!text) {
+        fail_msg("%s %s: %s", name, target, err);
+        return;
+    }
+    for (char *line = text; line && *line;) {
+        char *nl = strchr(line, '\n');
+        if (nl) *nl = 0;
+        char *p = line, *end;
+        while (*p == ' ' || *p == '\t') ++p;
+        unsigned long addr = 0;
+        if (p[0] == '/' && p[1] == '*' && (addr = strtoul(p + 2, &end, 16), end > p + 2) &&
+            end[0] == '*' && end[1] == '/') {
+            const unsigned char *insn = k.cubin + off + addr;
+            assert_true(addr + 16 <= len);
+            sass_ctrl c;
+            sass_ctrl_decode(insn, &c);
+            ++cc->insns;
+            int text_reuse = strstr(end, ".reuse") != NULL;
+            if (text_reuse != (c.reuse != 0)) {
+                print_error("%s %s 0x%04lx: listing %s reuse, control word %x: %s\n", name,
+                            target, addr, text_reuse ? "has" : "has no", c.reuse, p);
+                ++cc->bad;
+            }
+            cc->reuse += text_reuse;
+            char *q = end + 2;
+            while (*q == ' ') ++q;
+            if (*q == '@') {
+                while (*q && *q != ' ') ++q;
+                while (*q == ' ') ++q;
+            }
+            char op[24] = "";
+            int ol = 0;
+            while (q[ol] && q[ol] != ' ' && q[ol] != ';' && ol < 23) ++ol;
+            memcpy(op, q, (size_t)ol);
+            char *dot = strchr(op, '.');
+            if (dot) *dot = 0;
+            char *semi = strchr(q + ol, ';');
+            int reg_form = semi && all_reg_operands(q + ol, (int)(semi - (q + ol)));
+            unsigned want = !reg_form             ? 0
+                            : !strcmp(op, "FFMA") ? SASS_OP_FFMA
+                            : !strcmp(op, "FADD") ? SASS_OP_FADD
+                            : !strcmp(op, "FMUL") ? SASS_OP_FMUL
+                                                  : 0;
+            unsigned got = sass_opcode(insn);
+            int got_f = got == SASS_OP_FFMA || got == SASS_OP_FADD || got == SASS_OP_FMUL;
+            if (want ? got != want : got_f) {
+                print_error("%s %s 0x%04lx: opcode field 0x%03x for: %s\n", name, target, addr, got,
+                            p);
+                ++cc->bad;
+            }
+            cc->fops += want != 0;
+        }
+        line = nl ? nl + 1 : NULL;
+    }
+    free(text);
+}
+
+static void test_ctrl_listing(void **state) {
+    (void)state;
+    if (sass_no_nvdisasm()) skip();
+    static const char *const cases[][2] = {
+        {"gemm_e4m3_e4m3_block_n192_ts_sm", "sm_90a"},
+        {"gemm_e4m3_e4m3_tensor_n192_ts_c2", "sm_90a"},
+        {"quant_fp8row_f32_e4m3", "sm_100a"},
+        {"quant_mx8_bf16_e4m3", "sm_120a"},
+    };
+    for (size_t i = 0; i < sizeof cases / sizeof cases[0]; ++i) {
+        ctrl_check cc;
+        ctrl_vs_listing(cases[i][0], cases[i][1], &cc);
+        print_message("[  INFO    ] %s %s: %d instructions, %d with reuse, %d FFMA/FADD/FMUL, "
+                      "%d mismatches\n", cases[i][0], cases[i][1], cc.insns, cc.reuse, cc.fops,
+                      cc.bad);
+        assert_int_equal(cc.bad, 0);
+        assert_true(cc.reuse > 0 && cc.fops > 0);
+    }
+}
+
+/* The research rewrite on the block-scaled GEMM: the promotion run's FFMAs all yield afterwards
+ * (none caches an operand), and the listing is the same but for ".reuse". */
+static char *strip_reuse(char *s) {
+    char *w = s;
+    for (char *r = s; *r;) {
+        if (!strncmp(r, ".reuse", 6)) {
+            r += 6;
+            continue;
+        }
+        *w++ = *r++;
+    }
+    *w = 0;
+    return s;
+}
+
+static void test_ctrl_rewrite_cubin(void **state) {
+    (void)state;
+    if (sass_no_nvdisasm()) skip();
+    ptxq_kernel_info k;
+    assert_int_equal(ptxq_kernel_find("gemm_e4m3_e4m3_block_n192_ts_sm", "sm_90a", &k), PTXQ_OK);
+    unsigned char *copy = malloc(k.cubin_size);
+    assert_non_null(copy);
+    memcpy(copy, k.cubin, k.cubin_size);
+    size_t off, len;
+    assert_int_equal(sass_cubin_code(copy, k.cubin_size, k.name, &off, &len), 0);
+    sass_run r[8];
+    int nr = sass_runs(copy + off, len, SASS_OP_FFMA, 32, r, 8);
+    assert_true(nr >= 1 && nr <= 8);
+    int no_yield = 0;
+    for (int j = 0; j < nr; ++j)
+        for (int i = r[j].first; i < r[j].end; ++i) {
+            sass_ctrl c;
+            sass_ctrl_decode(copy + off + 16 * i, &c);
+            no_yield += sass_opcode(copy + off + 16 * i) == SASS_OP_FFMA && !c.yield;
+        }
+    int runs = 0;
+    int changed = sass_rewrite_yield(copy, k.cubin_size, k.name, SASS_OP_FFMA, 32, 1.0, 1, &runs);
+    assert_int_equal(runs, nr);
+    assert_int_equal(changed, no_yield);
+    assert_true(changed > 0);
+    for (int j = 0; j < nr; ++j)
+        for (int i = r[j].first; i < r[j].end; ++i) {
+            sass_ctrl c;
+            if (sass_opcode(copy + off + 16 * i) != SASS_OP_FFMA) continue;
+            sass_ctrl_decode(copy + off + 16 * i, &c);
+            assert_int_equal(c.yield, 1);
+            assert_int_equal(c.reuse, 0);
+        }
+    char err[512] = "";
+    char *a = sass_disassemble(k.cubin, k.cubin_size, err, sizeof err);
+    char *b = sass_disassemble(copy, k.cubin_size, err, sizeof err);
+    assert_true(a && b);
+    assert_string_equal(strip_reuse(a), strip_reuse(b));
+    /* outside the code section nothing moved */
+    assert_memory_equal(copy, k.cubin, off);
+    assert_memory_equal(copy + off + len, k.cubin + off + len, k.cubin_size - off - len);
+    assert_int_equal(sass_rewrite_yield(copy, k.cubin_size, "no_such_kernel", SASS_OP_FFMA, 32,
+                                        1.0, 1, &runs), -1);
+    assert_int_equal(sass_cubin_code((const unsigned char *)"not an ELF file, long enough to read "
+                                     "its header fields 0123456789", 64, k.name, &off, &len), -1);
+    free(a);
+    free(b);
+    free(copy);
+}
+
 int main(void) {
     const struct CMUnitTest tests[] = {
         cmocka_unit_test(test_hist_sm90),
@@ -485,6 +748,10 @@ int main(void) {
         cmocka_unit_test(test_quant_text),
         cmocka_unit_test(test_quant_cubins),
         cmocka_unit_test(test_clock_stamp),
+        cmocka_unit_test(test_ctrl_decode),
+        cmocka_unit_test(test_ctrl_runs_rewrite),
+        cmocka_unit_test(test_ctrl_listing),
+        cmocka_unit_test(test_ctrl_rewrite_cubin),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);
 }
