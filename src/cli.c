@@ -4,7 +4,7 @@
  *   ptxq info                                     library, build and device report
  *   ptxq kernels [--target T] [--family F] [--no-sass]
  *   ptxq sass KERNEL [--target T] [--loads OPCODE] [--loops] [--ctrl]
- *   ptxq sass KERNEL --yield OP:on|off[:FRAC] --out FILE.cubin
+ *   ptxq sass KERNEL --yield OP:on|off[:FRAC]|OP:every:K --out FILE.cubin
  *   ptxq bench FAMILY [args...]                   bench/bench_<family>.c
  *   ptxq check FAMILY [args...]
  */
@@ -48,11 +48,12 @@ static void usage(FILE *f) {
             "                                --ctrl: each instruction's control bits (wait mask,\n"
             "                                scoreboards, yield hint, stall, operand reuse) and\n"
             "                                the hints of every FFMA/FADD/FMUL run of 32 or more\n"
-            "  sass KERNEL --yield OP:on|off[:FRAC] --out FILE.cubin\n"
-            "                                research: a copy of the cubin with the yield hint set\n"
+            "  sass KERNEL --yield OP:on|off[:FRAC]|OP:every:K --out FILE.cubin\n"
+            "                                research: a cubin copy with the yield hint set\n"
             "                                (and operand reuse cleared) or cleared on the first\n"
             "                                FRAC (default 1) of every run of 32+ OP (ffma, fadd,\n"
-            "                                fmul); load it with PTXQ_KERNEL_DIR to time it\n"
+            "                                fmul), or set on every K-th and cleared on the rest;\n"
+            "                                load it with PTXQ_KERNEL_DIR to time it\n"
             "  bench FAMILY [args]           benchmark a kernel family (FAMILY: %s)\n"
             "  check FAMILY [args]           check a kernel family against the CPU reference\n"
             "  help                          this text\n"
@@ -350,7 +351,7 @@ static void print_targets_of(const char *name, FILE *f) {
 typedef struct sass_opts {
     const char *name, *target, *loads;
     int loops, ctrl;
-    const char *yield, *out; /* --yield OP:on|off[:FRAC], --out FILE */
+    const char *yield, *out; /* --yield OP:on|off[:FRAC] or OP:every:K, --out FILE */
 } sass_opts;
 
 static int parse_sass_args(int argc, char **argv, sass_opts *o) {
@@ -430,7 +431,7 @@ static void print_ctrl(const char *text, const unsigned char *code, size_t len) 
     }
 }
 
-/* --yield OP:on|off[:FRAC] --out FILE: write the rewritten copy. */
+/* --yield OP:on|off[:FRAC] or OP:every:K, --out FILE: write the rewritten copy. */
 static int write_yield_copy(const ptxq_kernel_info *k, const char *spec, const char *out) {
     char opname[8] = "", mode[8] = "";
     double frac = 1.0;
@@ -438,10 +439,17 @@ static int write_yield_copy(const ptxq_kernel_info *k, const char *spec, const c
     unsigned op = 0;
     for (size_t i = 0; i < sizeof k_run_ops / sizeof k_run_ops[0]; ++i)
         if (!strcmp(opname, k_run_ops[i].name)) op = k_run_ops[i].op;
-    int yield = !strcmp(mode, "on") ? 1 : !strcmp(mode, "off") ? 0 : -1;
+    int yield = !strcmp(mode, "on")      ? 1
+                : !strcmp(mode, "off")   ? 0
+                : !strcmp(mode, "every") ? 2
+                                         : -1;
+    if (yield == 2) { /* OP:every:K */
+        yield = got == 3 && frac >= 2 && frac <= 64 && frac == (int)frac ? (int)frac : -1;
+        frac = 1.0;
+    }
     if (got < 2 || !op || yield < 0 || frac < 0 || frac > 1) {
-        fprintf(stderr, "ptxq sass: --yield wants OP:on|off[:FRAC], OP ffma, fadd or fmul, "
-                        "FRAC in 0..1 (got '%s')\n", spec);
+        fprintf(stderr, "ptxq sass: --yield wants OP:on|off[:FRAC] or OP:every:K, OP ffma, fadd "
+                        "or fmul, FRAC in 0..1, K in 2..64 (got '%s')\n", spec);
         return 2;
     }
     unsigned char *copy = malloc(k->cubin_size);

@@ -142,7 +142,9 @@ int sass_rewrite_yield(unsigned char *cubin, size_t size, const char *name, unsi
             if (sass_opcode(p) != op) continue;
             ++seen;
             uint64_t hi = rd64(p + 8);
-            uint64_t nhi = yield ? hi & ~CTRL_NO_YIELD & ~CTRL_REUSE : hi | CTRL_NO_YIELD;
+            /* yield >= 2: the last instruction of every group of that many yields */
+            int on = yield >= 2 ? seen % yield == 0 : yield;
+            uint64_t nhi = on ? hi & ~CTRL_NO_YIELD & ~CTRL_REUSE : hi | CTRL_NO_YIELD;
             if (nhi == hi) continue;
             wr64(p + 8, nhi);
             ++changed;

@@ -62,8 +62,10 @@ void sass_run_hints(const unsigned char *code, const sass_run *run, unsigned op,
 /* Research rewrite of the hints of the first frac (0..1) of the op instructions of every run of
  * at least min_len in kernel `name` of a writable cubin copy: yield = 1 sets the yield hint and
  * clears the operand-reuse flags (a warp that may be switched out keeps no reuse cache, as ptxas
- * has it); yield = 0 clears the yield hint and leaves reuse alone. Only control bits change, so
- * the results stay the same; the timing does not (load the copy through PTXQ_KERNEL_DIR).
+ * has it); yield = 0 clears the yield hint and leaves reuse alone; yield = K >= 2 sets it on the
+ * last instruction of every K (as yield = 1) and clears it on the others. Only control bits
+ * change, so the results stay the same; the timing does not (load the copy through
+ * PTXQ_KERNEL_DIR).
  * Returns the number of instructions changed, or -1 (no such kernel). *runs gets the run count. */
 int sass_rewrite_yield(unsigned char *cubin, size_t size, const char *name, unsigned op,
                        int min_len, double frac, int yield, int *runs);
