@@ -8,7 +8,6 @@
  *   ptxq bench FAMILY [args...]                   bench/bench_<family>.c
  *   ptxq check FAMILY [args...]
  */
-#include <ctype.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -402,14 +401,8 @@ static void print_ctrl(const char *text, const unsigned char *code, size_t len) 
     for (const char *line = text; *line;) {
         const char *nl = strchr(line, '\n');
         int n = nl ? (int)(nl - line) : (int)strlen(line);
-        const char *p = line;
-        while (p < line + n && (*p == ' ' || *p == '\t')) ++p;
         unsigned long addr = 0;
-        char *after = NULL;
-        if (p + 2 < line + n && p[0] == '/' && p[1] == '*' && isxdigit((unsigned char)p[2]))
-            addr = strtoul(p + 2, &after, 16);
-        if (after && after > p + 2 && after[0] == '*' && after[1] == '/' && addr % 16 == 0 &&
-            addr + 16 <= len) {
+        if (sass_line_addr(line, line + n, &addr) && addr % 16 == 0 && addr + 16 <= len) {
             sass_ctrl c;
             char buf[48];
             sass_ctrl_decode(code + addr, &c);

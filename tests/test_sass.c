@@ -526,6 +526,23 @@ static void test_ctrl_decode(void **state) {
     assert_string_equal(buf, "B0----5:R2:W3:Y:S15 reuse:ac");
 }
 
+/* The address of an instruction line, as --ctrl and the histogram read it. */
+static void test_line_addr(void **state) {
+    (void)state;
+    const char *l = "        /*1aA0*/                   FFMA R206, R24, R208, R206 ;";
+    unsigned long a = 0;
+    const char *rest = sass_line_addr(l, l + strlen(l), &a);
+    assert_non_null(rest);
+    assert_int_equal(a, 0x1aa0);
+    assert_true(strncmp(rest, "                   FFMA", 23) == 0);
+    static const char *const no[] = {"//---- .text.k ----", "/*zz*/ FFMA R1, R2, R3, R4 ;",
+                                     "/*0010 FFMA", ".L_x_72:", "        /**/ NOP ;"};
+    for (size_t i = 0; i < sizeof no / sizeof no[0]; ++i)
+        assert_null(sass_line_addr(no[i], no[i] + strlen(no[i]), &a));
+    /* the line ends where end says, not at its NUL */
+    assert_null(sass_line_addr(l, l + 12, &a));
+}
+
 /* Runs: gaps of up to two other instructions join, three split; the rewrite touches only the
  * control word, and only of run instructions. */
 static void test_ctrl_runs_rewrite(void **state) {
@@ -749,6 +766,7 @@ int main(void) {
         cmocka_unit_test(test_quant_cubins),
         cmocka_unit_test(test_clock_stamp),
         cmocka_unit_test(test_ctrl_decode),
+        cmocka_unit_test(test_line_addr),
         cmocka_unit_test(test_ctrl_runs_rewrite),
         cmocka_unit_test(test_ctrl_listing),
         cmocka_unit_test(test_ctrl_rewrite_cubin),

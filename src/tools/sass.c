@@ -223,15 +223,25 @@ char *sass_disassemble(const unsigned char *cubin, size_t size, char *err, size_
 
 /* ---- the histogram ------------------------------------------------------------------------ */
 
-/* The opcode of an instruction line ("LDG.E.128"), copied into op; 0 if not an instruction. */
-static int line_opcode(const char *s, const char *end, char *op, size_t n) {
+const char *sass_line_addr(const char *s, const char *end, unsigned long *addr) {
     while (s < end && (*s == ' ' || *s == '\t')) ++s;
-    if (end - s < 5 || s[0] != '/' || s[1] != '*') return 0;
+    if (end - s < 5 || s[0] != '/' || s[1] != '*') return NULL;
     s += 2;
     const char *hex = s;
-    while (s < end && isxdigit((unsigned char)*s)) ++s;
-    if (s == hex || end - s < 2 || s[0] != '*' || s[1] != '/') return 0;
-    s += 2;
+    unsigned long a = 0;
+    for (; s < end && isxdigit((unsigned char)*s); ++s) {
+        int c = (unsigned char)*s;
+        a = a * 16 + (unsigned long)(isdigit(c) ? c - '0' : (c | 0x20) - 'a' + 10);
+    }
+    if (s == hex || end - s < 2 || s[0] != '*' || s[1] != '/') return NULL;
+    if (addr) *addr = a;
+    return s + 2;
+}
+
+/* The opcode of an instruction line ("LDG.E.128"), copied into op; 0 if not an instruction. */
+static int line_opcode(const char *s, const char *end, char *op, size_t n) {
+    s = sass_line_addr(s, end, NULL);
+    if (!s) return 0;
     while (s < end && (*s == ' ' || *s == '\t')) ++s;
     if (s < end && *s == '@') {
         while (s < end && *s != ' ' && *s != '\t') ++s;

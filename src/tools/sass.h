@@ -85,6 +85,11 @@ char *sass_disassemble(const unsigned char *cubin, size_t size, char *err, size_
 int sass_hist_many(int n, const unsigned char *const *cubins, const size_t *sizes, sass_hist *out,
                    int *st, int jobs, char *err, size_t errn);
 
+/* If s..end is an instruction line, its address (the hex in the leading comment, bytes from the
+ * start of the kernel's code) into *addr (may be NULL) and where the text after that comment
+ * starts; NULL otherwise. */
+const char *sass_line_addr(const char *s, const char *end, unsigned long *addr);
+
 /* Counts the instruction classes of the text (h is zeroed first). */
 void sass_histogram(const char *text, sass_hist *h);
 
