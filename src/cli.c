@@ -430,7 +430,8 @@ static void print_ctrl(const char *text, const unsigned char *code, size_t len) 
 static int write_yield_copy(const ptxq_kernel_info *k, const char *spec, const char *out) {
     char opname[8] = "", mode[8] = "";
     double frac = 1.0;
-    int got = sscanf(spec, "%7[a-z]:%7[a-z]:%lf", opname, mode, &frac);
+    int used = 0, got = sscanf(spec, "%7[a-z]:%7[a-z]%n:%lf%n", opname, mode, &used, &frac, &used);
+    if (spec[used]) got = -1; /* text after OP:MODE[:NUMBER] */
     unsigned op = 0;
     for (size_t i = 0; i < sizeof k_run_ops / sizeof k_run_ops[0]; ++i)
         if (!strcmp(opname, k_run_ops[i].name)) op = k_run_ops[i].op;
