@@ -5,6 +5,8 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "internal.h" /* ptxq_cudrv_launch_ex: the PDL launch the library's kernels use */
+
 typedef struct copy_arg {
     ptxq_dev *d;
     uint64_t dst, src;
@@ -64,6 +66,94 @@ int bench_copy_chain(ptxq_dev *d, size_t bytes, int batch, int reps, bench_copy 
     out->gbps = ms > 0 ? 2.0 * (double)bytes / (out->ms * 1e6) : 0;
     dev_free(d, a.dst);
     dev_free(d, a.src);
+    return ms > 0 ? 0 : -1;
+}
+
+typedef struct read_arg {
+    ptxq_dev *d;
+    CUfunction fn;
+    ptxq_launch_ex_fn ex;
+    uint64_t src, out;
+    size_t bytes, pitch;
+    unsigned ctas, loads;
+    int n, batch;
+} read_arg;
+
+static int do_read(void *p) {
+    read_arg *a = p;
+    for (int i = 0; i < a->batch; ++i) {
+        uint64_t src = a->src + (uint64_t)(i % a->n) * a->pitch, n16 = (a->bytes + 15) / 16;
+        void *params[] = {&src, &n16, &a->out, &a->loads};
+        CUlaunchAttribute attr;
+        memset(&attr, 0, sizeof attr);
+        attr.id = CU_LAUNCH_ATTRIBUTE_PROGRAMMATIC_STREAM_SERIALIZATION;
+        attr.value.programmaticStreamSerializationAllowed = 1;
+        CUlaunchConfig cfg;
+        memset(&cfg, 0, sizeof cfg);
+        cfg.gridDimX = a->ctas;
+        cfg.gridDimY = cfg.gridDimZ = 1;
+        cfg.blockDimX = 256;
+        cfg.blockDimY = cfg.blockDimZ = 1;
+        cfg.hStream = a->d->stream;
+        cfg.attrs = &attr;
+        cfg.numAttrs = 1;
+        if (a->ex(&cfg, a->fn, params, NULL) != CUDA_SUCCESS) return 1;
+    }
+    return 0;
+}
+
+int bench_read_chain(ptxq_dev *d, size_t bytes, int batch, int reps, unsigned ctas, unsigned loads,
+                     bench_copy *out, char *why, size_t whyn) {
+    memset(out, 0, sizeof *out);
+    snprintf(why, whyn, "%s", "");
+    if (bytes == 0 || batch < 1) {
+        snprintf(why, whyn, "nothing to read");
+        return -1;
+    }
+    ptxq_kernel_info k;
+    read_arg a;
+    memset(&a, 0, sizeof a);
+    a.ex = ptxq_cudrv_launch_ex();
+    if (!a.ex) {
+        snprintf(why, whyn, "the driver has no cuLaunchKernelEx");
+        return -1;
+    }
+    if (ptxq_kernel_find("read_stream", d->info.target, &k) != PTXQ_OK) {
+        snprintf(why, whyn, "no read_stream cubin for %s", d->info.target);
+        return -1;
+    }
+    a.pitch = (bytes + 255) / 256 * 256;
+    size_t want = 4 * d->info.l2_bytes;
+    a.n = (int)((want + a.pitch - 1) / a.pitch);
+    if (a.n < 2) a.n = 2;
+    if (a.pitch * (size_t)a.n > d->info.global_mem_bytes / 3) {
+        snprintf(why, whyn, "%d copies of %zu bytes exceed a third of the device memory", a.n, bytes);
+        return -1;
+    }
+    CUmodule mod = NULL;
+    const ptxq_cudrv *D = d->drv;
+    if (D->cuModuleLoadData(&mod, k.cubin) != CUDA_SUCCESS ||
+        D->cuModuleGetFunction(&a.fn, mod, "read_stream") != CUDA_SUCCESS) {
+        snprintf(why, whyn, "cannot load read_stream");
+        if (mod) D->cuModuleUnload(mod);
+        return -1;
+    }
+    a.d = d;
+    a.bytes = bytes;
+    a.loads = loads >= 1 && loads <= 8 ? loads : 8;
+    a.ctas = ctas ? ctas : 12u * (unsigned)(d->info.sm_count > 0 ? d->info.sm_count : 1);
+    a.batch = (batch + a.n - 1) / a.n * a.n; /* every batch starts where the last one left off */
+    a.src = dev_alloc(d, a.pitch * (size_t)a.n);
+    a.out = dev_alloc(d, 16);
+    dev_fill(d, a.src, 0x3C, a.pitch * (size_t)a.n);
+    out->bytes = bytes;
+    double ms = dev_time_ms(d, do_read, &a, 2, reps);
+    out->ms = ms > 0 ? ms / a.batch : -1;
+    out->gbps = ms > 0 ? (double)bytes / (out->ms * 1e6) : 0;
+    dev_free(d, a.out);
+    dev_free(d, a.src);
+    D->cuModuleUnload(mod);
+    if (ms <= 0) snprintf(why, whyn, "launch failed");
     return ms > 0 ? 0 : -1;
 }
 

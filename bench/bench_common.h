@@ -21,6 +21,18 @@ int bench_copy_run(ptxq_dev *d, size_t bytes, int reps, bench_copy *out);
  * The peer of a kernel that moves 2 * bytes per call: the same traffic, launch and ramp included. */
 int bench_copy_chain(ptxq_dev *d, size_t bytes, int batch, int reps, bench_copy *out);
 
+/* The read-only floor: `batch` launches of the hand-written ptx/read_stream.ptx, each reading
+ * `bytes` (16-byte loads, nothing written), rotated past 4 x L2 like bench_copy_chain, launched
+ * with programmatic dependent launch (each waits before its first load, as the GEMV does) on
+ * `ctas` CTAs of 256 threads (0: 12 per SM, three waves of 4), `loads` 16-byte loads in flight
+ * per thread (1 to 8; others mean 8). On an H100 three waves or more beat one wave by 5-9 points
+ * of the large copy on 30-600 MB (1 trip a thread instead of 2; RESULTS.md, eleventh session),
+ * so 0 takes them. out->ms per launch, out->gbps = bytes read
+ * per second. -1 with the reason in why (no cubin for this target, too large, launch failed).
+ * No kernel that must read these bytes through the same launch path can beat it. */
+int bench_read_chain(ptxq_dev *d, size_t bytes, int batch, int reps, unsigned ctas, unsigned loads,
+                     bench_copy *out, char *why, size_t whyn);
+
 /* The device's PCI address as NVML spells it ("00000000:1b:00.0"); 0, or -1 if the driver
  * does not say. */
 int bench_pci_bus_id(ptxq_dev *d, char *out, size_t n);

@@ -15,7 +15,7 @@
  *   ptxq bench gemv [--format all|nvfp4|mxfp4|mxfp8] [--x same|bf16|f16] [--y f16|bf16|f32]
  *                   [--shape M,K,L] [--reps N] [--sweep] [--rows-per-thread R] [--k-warps W]
  *                   [--pdl off|on|early[,...]] [--prefetch T[,...]] [--pipelined P[,...]]
- *                   [--batch N] [--graph]
+ *                   [--batch N] [--graph] [--read CTAS/LOADS[,...]]
  *     --pdl: launch without PDL, with PDL (the default: wait before any load), or with PDL and
  *     PTXQ_GEMV_STATIC_WEIGHTS (A's L2 prefetch before the wait; legal here: nothing writes A).
  *     --prefetch: desc.prefetch_trips (0 = the runtime's depth, -1 = none). Lists time every
@@ -26,6 +26,10 @@
  *     --batch: calls per timed batch (default 32; at least the copies of A). --graph: capture a
  *     batch into a CUDA graph once and time graph launches (no host work between kernels);
  *     otherwise the row ends with the host's enqueue time per call.
+ *     Under each shape, after the copy chain: the read-only floor, a chain of launches of the
+ *     hand-written ptx/read_stream.ptx that read the GEMV's bytes and do nothing else (PDL, same
+ *     rotation). --read: its grid and loads in flight per thread (default 0/8: 12 CTAs of 256
+ *     per SM, 8 loads; a list times each).
  *   ptxq check gemv [--format F] [--x T] [--y T] [--m M] [--k K] [--l L]
  *                   [--scales rowmajor|mmajor|128x4] [--x-shared] [--globals] [--pad N]
  *                   [--rows-per-thread R] [--k-warps W] [--seed S]
@@ -195,6 +199,9 @@ typedef struct bench_modes {
     int pers[MAX_MODES];     /* desc.pipelined */
     unsigned pdl[MAX_MODES]; /* desc.flags */
     int pf[MAX_MODES];       /* desc.prefetch_trips */
+    int nread;
+    unsigned read_ctas[MAX_MODES]; /* grids of the read-only floor (0: one wave) */
+    unsigned read_loads[MAX_MODES]; /* its loads per thread per trip */
 } bench_modes;
 
 static const char *pdl_name(unsigned flags) {
@@ -319,6 +326,20 @@ static int bench_one(ptxq_dev *d, ptxq_gemv_format f, ptxq_dtype xt, ptxq_dtype 
     if (bench_copy_chain(d, must / 2, G.batch, reps, &cc) == 0)
         printf("  same-traffic copy chain: %.2f us per copy of %.1f MiB, %.0f GB/s = %.1f%% of the "
                "large copy\n", cc.ms * 1e3, cc.bytes / 1048576.0, cc.gbps, 100.0 * cc.gbps / cp->gbps);
+    /* the read-only floor: the same bytes read (nothing decoded, nothing written), chained the
+     * same way with PDL: no GEMV launched like this can beat it */
+    for (int i = 0; i < md->nread; ++i) {
+        char why[128];
+        if (bench_read_chain(d, must, G.batch, reps, md->read_ctas[i], md->read_loads[i], &cc, why,
+                             sizeof why)) {
+            printf("  read-only floor: not measured (%s)\n", why);
+            break;
+        }
+        printf("  read-only floor (ptx/read_stream, %u CTAs x %u loads): %.2f us per read of %.1f MiB, "
+               "%.0f GB/s = %.1f%% of the large copy\n", md->read_ctas[i] ? md->read_ctas[i] :
+               12u * (unsigned)d->info.sm_count, md->read_loads[i], cc.ms * 1e3, cc.bytes / 1048576.0,
+               cc.gbps, 100.0 * cc.gbps / cp->gbps);
+    }
     return fails;
 }
 
@@ -359,6 +380,12 @@ int bench_gemv_main(int argc, char **argv) {
         snprintf(buf, sizeof buf, "%s", bench_opt(argc, argv, "--pipelined", "0"));
         for (char *t = strtok(buf, ","); t && md.npers < MAX_MODES; t = strtok(NULL, ","))
             md.pers[md.npers++] = atoi(t);
+        snprintf(buf, sizeof buf, "%s", bench_opt(argc, argv, "--read", "0/8"));
+        for (char *t = strtok(buf, ","); t && md.nread < MAX_MODES; t = strtok(NULL, ",")) {
+            char *slash = strchr(t, '/');
+            md.read_ctas[md.nread] = (unsigned)strtoul(t, NULL, 0);
+            md.read_loads[md.nread++] = slash ? (unsigned)strtoul(slash + 1, NULL, 0) : 8u;
+        }
         if (!md.npdl || !md.npf || !md.npers || md.batch < 1) {
             fprintf(stderr, "bench gemv: --pdl, --prefetch and --batch need values\n");
             return 2;

@@ -88,7 +88,7 @@ echo "tests exit $trc: $(grep -E '^Ok:|^Fail:|^Skipped:|^Timeout:' "$OUT/tests.l
 for f in "$OUT"/bench_*.txt "$OUT"/extra_*.txt; do
   [ -f "$f" ] || continue
   echo "-- $(basename "$f"): $(head -1 "$f" | cut -c1-100)"
-  grep -E '^(copy|mode|tensor|row|block|mx8|mxfp8|nvfp4|mxfp4|i8|dequant|gemv|gemm|shape|  ?[0-9]|  same-traffic)|rounds' "$f" | cut -c1-300
+  grep -E '^(copy|mode|tensor|row|block|mx8|mxfp8|nvfp4|mxfp4|i8|dequant|gemv|gemm|shape|  ?[0-9]|  same-traffic|  read-only)|rounds' "$f" | cut -c1-300
 done
 load() { grep -v -e '^==' -e '^R, ' "$OUT/clocks.txt" | awk -F', ' -v c="$1" '$3+0 > 200 {print $c+0}' | sort -n | awk '{v[NR]=$1} END {if (NR) printf "%d / %d / %d", v[1], v[int((NR+1)/2)], v[NR]}'; }
 echo "-- under load (power > 200 W), min / median / max: SM clock as nvidia-smi reports it (the requested clock; bench gemm prints the measured one) $(load 2) MHz, power $(load 3) W"
