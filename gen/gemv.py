@@ -662,6 +662,8 @@ class GV:
     def decode_x(self, words, tag):
         """FP4 x (same format): f16x2 per word. Otherwise a list of f32 per element."""
         k = self.k
+        if self.dp and self.p.get("nodecode"):
+            return words
         if self.dp:
             return [decode_x_i8(k, words[j], f"dx{j}_") for j in range(4)]
         if self.same and self.fp4:
@@ -712,6 +714,18 @@ class GV:
         """One chunk of row r: block sums, times scales, into acc[r]."""
         k = self.k
         acc = self.acc[r]
+        if self.dp and self.p.get("nodecode"):
+            # experiment knob (GEMV_OPTS=nodecode=1; wrong results by design): the loads, scales
+            # and everything after stay, the decode and dot products become one fold per chunk,
+            # so the kernel's time without its arithmetic can be measured
+            t, f = k.reg(".b32", "t_fold"), k.reg(".f32", "t_foldf")
+            k(f"lop3.b32 {t}, {words[0]}, {words[1]}, {words[2]}, 0x96")
+            k(f"lop3.b32 {t}, {t}, {words[3]}, {xv[r % 4]}, 0x96")
+            k(f"and.b32 {t}, {t}, 0x3FFFFFFF")
+            k(f"mov.b32 {f}, {t}")
+            for b in range(len(sa)):
+                self.apply(f, sa[b], sx[b], acc)
+            return
         if self.dp:
             ad = [decode_a_i8(k, words[j], f"da{j}_", self.shift) for j in range(4)]
             k.comment("block dot products: dp4a of 2 * values, exact in int32; P and N chains")
