@@ -28,8 +28,8 @@
  * kernel. Measured on an H200 against plain launches: +1.5 to +6.5 points of %copy on the
  * hackathon shapes (the next kernel's CTAs are resident and set up when the previous one ends).
  * NVFP4 x NVFP4 takes its software-pipelined twin where a warp makes >= 4 trips on >= 4 TB/s
- * DRAM (pipe_auto), the bulk-copy ring only when asked (bulk_auto), and NVFP4 and MXFP8 with x
- * in A's format a 1-trip L2 prefetch up to 8 waves (prefetch_depth): each was measured. */
+ * DRAM (pipe_auto), the bulk-copy ring only when asked (bulk_auto), and every format with x in
+ * A's format a 1-trip L2 prefetch up to 8 waves (prefetch_depth): each was measured. */
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -455,14 +455,15 @@ static int memo_plan(const gemv_shape *s, const ptxq_gemv_desc *d, const char *t
 }
 
 /* L2 prefetch depth in trips (a trip: each thread one chunk of each of its R rows), at most the
- * warp's trips along K. Automatic depth: NVFP4 and MXFP8 with x in A's format and at most 8
- * waves of CTAs take 1 trip, everything else none. Measured with bench gemv --prefetch 0,1:
- * MXFP8 on an H200, +0.4 to +2.2 points of %copy on the three hackathon shapes (+1.5 to +3.3
- * with PTXQ_GEMV_STATIC_WEIGHTS; -1.5 on the 12-wave 16384 x 16384 x 4); NVFP4 on an H100 with
- * the fast-loop kernels, +1.0 on each hackathon shape (the older FP4 kernels lost 1 to 5 points
- * with it). MXFP4 was measured only with STATIC_WEIGHTS (+0.9, -0.4, +3.3): not yet taken. All
- * trips lost up to 15. PTXQ_GEMV_PREFETCH=n forces the automatic depth (an experiment knob);
- * desc.prefetch_trips overrides both. */
+ * warp's trips along K. Automatic depth: x in A's format and at most 8 waves of CTAs take 1
+ * trip, everything else none. Measured with bench gemv --prefetch 0,1: MXFP8 on an H200, +0.4 to
+ * +2.2 points of %copy on the three hackathon shapes (+1.5 to +3.3 with
+ * PTXQ_GEMV_STATIC_WEIGHTS; -1.5 on the 12-wave 16384 x 16384 x 4); NVFP4 on an H100 with the
+ * fast-loop kernels, +1.0 on each hackathon shape (the older FP4 kernels lost 1 to 5 points with
+ * it); MXFP4 on an H100 (eleventh session, RESULTS.md), +2.0 / +0.3 / +1.3 (90.0 -> 92.0% on
+ * 7168 x 16384 x 1; the small shape +1.5 in each of three rounds). All trips lost up to 15.
+ * PTXQ_GEMV_PREFETCH=n forces the automatic depth (an experiment knob); desc.prefetch_trips
+ * overrides both. */
 static int prefetch_depth(const gemv_shape *s, const ptxq_gemv_desc *d, const ptxq_gemv_plan *p,
                           int sms) {
     int64_t trips = ceil_div(s->nch, 32 * (int64_t)p->k_warps);
@@ -478,7 +479,7 @@ static int prefetch_depth(const gemv_shape *s, const ptxq_gemv_desc *d, const pt
             want = env;
         } else {
             int64_t slots = (int64_t)(sms > 0 ? sms : 1) * (p->ctas_per_sm > 0 ? p->ctas_per_sm : 1);
-            want = s->fmt != 1 && s->xk == 0 && (int64_t)p->grid <= 8 * slots ? 1 : 0;
+            want = s->xk == 0 && (int64_t)p->grid <= 8 * slots ? 1 : 0;
         }
     }
     return (int)(want < trips ? want : trips);
