@@ -29,7 +29,7 @@
  *     Under each shape, after the copy chain: the read-only floor, a chain of launches of the
  *     hand-written ptx/read_stream.ptx that read the GEMV's bytes and do nothing else (PDL, same
  *     rotation). --read: its grid and loads in flight per thread (default 0/8: 12 CTAs of 256
- *     per SM, 8 loads; a list times each).
+ *     per SM, 8 loads; a list times each; off: none).
  *   ptxq check gemv [--format F] [--x T] [--y T] [--m M] [--k K] [--l L]
  *                   [--scales rowmajor|mmajor|128x4] [--x-shared] [--globals] [--pad N]
  *                   [--rows-per-thread R] [--k-warps W] [--seed S]
@@ -381,7 +381,8 @@ int bench_gemv_main(int argc, char **argv) {
         for (char *t = strtok(buf, ","); t && md.npers < MAX_MODES; t = strtok(NULL, ","))
             md.pers[md.npers++] = atoi(t);
         snprintf(buf, sizeof buf, "%s", bench_opt(argc, argv, "--read", "0/8"));
-        for (char *t = strtok(buf, ","); t && md.nread < MAX_MODES; t = strtok(NULL, ",")) {
+        for (char *t = strcmp(buf, "off") ? strtok(buf, ",") : NULL; t && md.nread < MAX_MODES;
+             t = strtok(NULL, ",")) {
             char *slash = strchr(t, '/');
             md.read_ctas[md.nread] = (unsigned)strtoul(t, NULL, 0);
             md.read_loads[md.nread++] = slash ? (unsigned)strtoul(slash + 1, NULL, 0) : 8u;
