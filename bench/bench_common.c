@@ -48,15 +48,27 @@ static int do_chain(void *p) {
     return 0;
 }
 
+/* The rotation of a chain: n buffers of `pitch` (bytes rounded up to 256), each slot holding
+ * `per` of them, so that the data between two uses of one slot exceeds 4 x L2 (at least 2 slots);
+ * batch rounded up to whole rotations, so every batch starts where the last one left off.
+ * -1 where the slots would exceed a third of the device memory. */
+static int chain_rotation(const ptxq_dev *d, size_t bytes, size_t per, size_t *pitch, int *n,
+                          int *batch) {
+    *pitch = (bytes + 255) / 256 * 256;
+    size_t slot = per * *pitch, want = 4 * d->info.l2_bytes;
+    *n = (int)((want + slot - 1) / slot);
+    if (*n < 2) *n = 2;
+    if (slot * (size_t)*n > d->info.global_mem_bytes / 3) return -1;
+    *batch = (*batch + *n - 1) / *n * *n;
+    return 0;
+}
+
 int bench_copy_chain(ptxq_dev *d, size_t bytes, int batch, int reps, bench_copy *out) {
     memset(out, 0, sizeof *out);
     if (bytes == 0 || batch < 1) return -1;
-    size_t pitch = (bytes + 255) / 256 * 256;
-    size_t want = 4 * d->info.l2_bytes;
-    int n = (int)((want + 2 * pitch - 1) / (2 * pitch));
-    if (n < 2) n = 2;
-    if (2 * pitch * (size_t)n > d->info.global_mem_bytes / 3) return -1; /* too large to hold */
-    batch = (batch + n - 1) / n * n; /* every batch starts where the last one left off */
+    size_t pitch;
+    int n;
+    if (chain_rotation(d, bytes, 2, &pitch, &n, &batch)) return -1; /* too large to hold */
     chain_arg a = {d, dev_alloc(d, pitch * (size_t)n), dev_alloc(d, pitch * (size_t)n), bytes,
                    pitch, n, batch};
     dev_fill(d, a.src, 0x3C, pitch * (size_t)n);
@@ -122,11 +134,8 @@ int bench_read_chain(ptxq_dev *d, size_t bytes, int batch, int reps, unsigned ct
         snprintf(why, whyn, "no read_stream cubin for %s", d->info.target);
         return -1;
     }
-    a.pitch = (bytes + 255) / 256 * 256;
-    size_t want = 4 * d->info.l2_bytes;
-    a.n = (int)((want + a.pitch - 1) / a.pitch);
-    if (a.n < 2) a.n = 2;
-    if (a.pitch * (size_t)a.n > d->info.global_mem_bytes / 3) {
+    a.batch = batch;
+    if (chain_rotation(d, bytes, 1, &a.pitch, &a.n, &a.batch)) {
         snprintf(why, whyn, "%d copies of %zu bytes exceed a third of the device memory", a.n, bytes);
         return -1;
     }
@@ -142,7 +151,6 @@ int bench_read_chain(ptxq_dev *d, size_t bytes, int batch, int reps, unsigned ct
     a.bytes = bytes;
     a.loads = loads >= 1 && loads <= 8 ? loads : 8;
     a.ctas = ctas ? ctas : 12u * (unsigned)(d->info.sm_count > 0 ? d->info.sm_count : 1);
-    a.batch = (batch + a.n - 1) / a.n * a.n; /* every batch starts where the last one left off */
     a.src = dev_alloc(d, a.pitch * (size_t)a.n);
     a.out = dev_alloc(d, 16);
     dev_fill(d, a.src, 0x3C, a.pitch * (size_t)a.n);
