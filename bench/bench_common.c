@@ -136,7 +136,8 @@ int bench_read_chain(ptxq_dev *d, size_t bytes, int batch, int reps, unsigned ct
     }
     a.batch = batch;
     if (chain_rotation(d, bytes, 1, &a.pitch, &a.n, &a.batch)) {
-        snprintf(why, whyn, "%d copies of %zu bytes exceed a third of the device memory", a.n, bytes);
+        snprintf(why, whyn, "%d copies of %zu bytes exceed a third of the device memory", a.n,
+                 bytes);
         return -1;
     }
     CUmodule mod = NULL;

@@ -200,8 +200,8 @@ typedef struct bench_modes {
     unsigned pdl[MAX_MODES]; /* desc.flags */
     int pf[MAX_MODES];       /* desc.prefetch_trips */
     int nread;
-    unsigned read_ctas[MAX_MODES]; /* grids of the read-only floor (0: one wave) */
-    unsigned read_loads[MAX_MODES]; /* its loads per thread per trip */
+    unsigned read_ctas[MAX_MODES];  /* grids of the read-only floor (0: 12 CTAs per SM) */
+    unsigned read_loads[MAX_MODES]; /* its loads per thread per trip, 1..8 */
 } bench_modes;
 
 static const char *pdl_name(unsigned flags) {
@@ -335,10 +335,10 @@ static int bench_one(ptxq_dev *d, ptxq_gemv_format f, ptxq_dtype xt, ptxq_dtype 
             printf("  read-only floor: not measured (%s)\n", why);
             break;
         }
-        printf("  read-only floor (ptx/read_stream, %u CTAs x %u loads): %.2f us per read of %.1f MiB, "
-               "%.0f GB/s = %.1f%% of the large copy\n", md->read_ctas[i] ? md->read_ctas[i] :
-               12u * (unsigned)d->info.sm_count, md->read_loads[i], cc.ms * 1e3, cc.bytes / 1048576.0,
-               cc.gbps, 100.0 * cc.gbps / cp->gbps);
+        unsigned ctas = md->read_ctas[i] ? md->read_ctas[i] : 12u * (unsigned)d->info.sm_count;
+        printf("  read-only floor (ptx/read_stream, %u CTAs x %u loads): %.2f us per read of "
+               "%.1f MiB, %.0f GB/s = %.1f%% of the large copy\n", ctas, md->read_loads[i],
+               cc.ms * 1e3, cc.bytes / 1048576.0, cc.gbps, 100.0 * cc.gbps / cp->gbps);
     }
     return fails;
 }
@@ -384,8 +384,9 @@ int bench_gemv_main(int argc, char **argv) {
         for (char *t = strcmp(buf, "off") ? strtok(buf, ",") : NULL; t && md.nread < MAX_MODES;
              t = strtok(NULL, ",")) {
             char *slash = strchr(t, '/');
+            unsigned loads = slash ? (unsigned)strtoul(slash + 1, NULL, 0) : 8u;
             md.read_ctas[md.nread] = (unsigned)strtoul(t, NULL, 0);
-            md.read_loads[md.nread++] = slash ? (unsigned)strtoul(slash + 1, NULL, 0) : 8u;
+            md.read_loads[md.nread++] = loads >= 1 && loads <= 8 ? loads : 8u;
         }
         if (!md.npdl || !md.npf || !md.npers || md.batch < 1) {
             fprintf(stderr, "bench gemv: --pdl, --prefetch and --batch need values\n");
