@@ -474,6 +474,45 @@ static void test_clock_stamp(void **state) {
     }
 }
 
+/* The bench's read-only floor (ptx/read_stream.ptx) means what it says only if every trip issues
+ * its 8 loads, 16 bytes each and L1-bypassing, before it waits on any: all 8 LDG.128 of the loop
+ * come before its first LOP3 (the fold), and nothing spills. */
+static void test_read_stream(void **state) {
+    (void)state;
+    if (sass_no_nvdisasm()) skip();
+    static const char *const targets[] = {"sm_90a", "sm_100a", "sm_120a"};
+    for (int t = 0; t < 3; ++t) {
+        ptxq_kernel_info k;
+        if (ptxq_kernel_find("read_stream", targets[t], &k) != PTXQ_OK) {
+            fail_msg("no read_stream cubin for %s", targets[t]);
+            return;
+        }
+        char err[512] = "";
+        char *text = sass_disassemble(k.cubin, k.cubin_size, err, sizeof err);
+        if (!text) {
+            fail_msg("read_stream %s: %s", targets[t], err);
+            return;
+        }
+        sass_loop lp;
+        if (sass_loop_loads(text, "LOP3", &lp) != 0) {
+            free(text);
+            fail_msg("read_stream %s: no loop holds the fold", targets[t]);
+            return;
+        }
+        sass_hist h;
+        sass_histogram(text, &h);
+        int na = 0; /* L1::no_allocate loads: LDG.E.NA... */
+        for (const char *q = text; (q = strstr(q, "LDG.E.NA")) != NULL; ++q) na++;
+        free(text);
+        assert_int_equal(lp.loads, 8);
+        assert_int_equal(lp.late, 0);
+        assert_int_equal(h.ldg[SASS_W128], 8);
+        assert_int_equal(sass_ldg_total(&h), 8);
+        assert_int_equal(na, 8);
+        assert_int_equal(h.ldl + h.stl, 0);
+    }
+}
+
 /* ---- control bits (sass_ctrl.h) ------------------------------------------------------------ */
 
 static void put_insn(unsigned char *p, uint64_t lo, uint64_t hi) {
@@ -765,6 +804,7 @@ int main(void) {
         cmocka_unit_test(test_quant_text),
         cmocka_unit_test(test_quant_cubins),
         cmocka_unit_test(test_clock_stamp),
+        cmocka_unit_test(test_read_stream),
         cmocka_unit_test(test_ctrl_decode),
         cmocka_unit_test(test_line_addr),
         cmocka_unit_test(test_ctrl_runs_rewrite),
