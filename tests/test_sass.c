@@ -447,24 +447,29 @@ static void test_quant_text(void **state) {
     quant_set_free(&s);
 }
 
+static const char *const k_bench_targets[] = {"sm_90a", "sm_100a", "sm_120a"};
+
+/* The SASS of an embedded kernel (malloc'd), or NULL after failing the test. */
+static char *embedded_sass(const char *name, const char *target) {
+    ptxq_kernel_info k;
+    if (ptxq_kernel_find(name, target, &k) != PTXQ_OK) {
+        fail_msg("no %s cubin for %s", name, target);
+        return NULL;
+    }
+    char err[512] = "";
+    char *text = sass_disassemble(k.cubin, k.cubin_size, err, sizeof err);
+    if (!text) fail_msg("%s %s: %s", name, target, err);
+    return text;
+}
+
 /* The bench's clock_stamp kernel on every target: it reads the SM clock and the global timer
  * (what bench_probe divides), stores one 16-byte record, and uses no local memory. */
 static void test_clock_stamp(void **state) {
     (void)state;
     if (sass_no_nvdisasm()) skip();
-    static const char *const targets[] = {"sm_90a", "sm_100a", "sm_120a"};
     for (int t = 0; t < 3; ++t) {
-        ptxq_kernel_info k;
-        if (ptxq_kernel_find("clock_stamp", targets[t], &k) != PTXQ_OK) {
-            fail_msg("no clock_stamp cubin for %s", targets[t]);
-            return;
-        }
-        char err[512] = "";
-        char *text = sass_disassemble(k.cubin, k.cubin_size, err, sizeof err);
-        if (!text) {
-            fail_msg("clock_stamp %s: %s", targets[t], err);
-            return;
-        }
+        char *text = embedded_sass("clock_stamp", k_bench_targets[t]);
+        if (!text) return;
         assert_non_null(strstr(text, "SR_CLOCKLO"));
         assert_non_null(strstr(text, "SR_GLOBALTIMERLO"));
         assert_non_null(strstr(text, "STG.E.128"));
@@ -480,23 +485,13 @@ static void test_clock_stamp(void **state) {
 static void test_read_stream(void **state) {
     (void)state;
     if (sass_no_nvdisasm()) skip();
-    static const char *const targets[] = {"sm_90a", "sm_100a", "sm_120a"};
     for (int t = 0; t < 3; ++t) {
-        ptxq_kernel_info k;
-        if (ptxq_kernel_find("read_stream", targets[t], &k) != PTXQ_OK) {
-            fail_msg("no read_stream cubin for %s", targets[t]);
-            return;
-        }
-        char err[512] = "";
-        char *text = sass_disassemble(k.cubin, k.cubin_size, err, sizeof err);
-        if (!text) {
-            fail_msg("read_stream %s: %s", targets[t], err);
-            return;
-        }
+        char *text = embedded_sass("read_stream", k_bench_targets[t]);
+        if (!text) return;
         sass_loop lp;
         if (sass_loop_loads(text, "LOP3", &lp) != 0) {
             free(text);
-            fail_msg("read_stream %s: no loop holds the fold", targets[t]);
+            fail_msg("read_stream %s: no loop holds the fold", k_bench_targets[t]);
             return;
         }
         sass_hist h;
