@@ -1074,12 +1074,31 @@ class GV:
 
     def finish(self):
         k, R = self.k, self.R
-        k.comment("---- reduce: butterfly per row, then the WK warps of a row through shared memory")
+        k.comment("---- reduce: butterfly per row, then (WK > 1) the WK warps of a row through shared\n"
+                  "memory")
         t = k.reg(".f32", "t_red")
         for r in range(R):
             for o in (16, 8, 4, 2, 1):
                 k(f"shfl.sync.bfly.b32 {t}, {self.acc[r]}, {o}, 0x1f, 0xffffffff")
                 k(f"add.f32 {self.acc[r]}, {self.acc[r]}, {t}")
+        s, row = k.reg(".f32", "ysum"), k.reg(".b32", "yrow")
+        pf, pl = k.reg(".pred", "p_fin"), k.reg(".pred", "p_more")
+        k.comment("WK = 1: no other warp holds these rows, so lanes 0 .. R-1 finish rows row0 + lane\n"
+                  "straight from the butterfly (no shared memory, no bar.sync: a CTA's warps\n"
+                  "retire independently). 0 + sum, as the shared-memory path adds it: same bits")
+        k(f"setp.ne.u32 {pl}, %a_wk_shift, 0")
+        k(f"@{pl} bra.uni RED_SMEM")
+        k(f"setp.ge.u32 {pf}, %lane, {R}")
+        # divergent from here on (one lane per row): plain bra, never bra.uni
+        k(f"@{pf} bra DONE")
+        k(f"mov.f32 {t}, {self.acc[0]}")
+        for r in range(1, R):
+            k(f"setp.eq.u32 {pl}, %lane, {r}")
+            k(f"selp.f32 {t}, {self.acc[r]}, {t}, {pl}")
+        k(f"add.f32 {s}, {t}, 0f00000000")
+        k(f"add.u32 {row}, %row0, %lane")
+        k("bra Y_ROW")
+        k.label("RED_SMEM")
         sm, p0 = k.reg(".b32", "smem"), k.reg(".pred", "p_lane0")
         k("mov.u32 %smem, red")
         k("setp.eq.u32 %p_lane0, %lane, 0")
@@ -1088,7 +1107,6 @@ class GV:
         for r in range(R):
             k(f"@{p0} st.shared.f32 [{wa}+{4 * r}], {self.acc[r]}")
         k("bar.sync 0")
-        pf = k.reg(".pred", "p_fin")
         k("setp.ge.u32 %p_fin, %thread, %rpc")
         # divergent from here on (one thread per row): plain bra, never bra.uni
         k(f"@{pf} bra DONE")
@@ -1100,7 +1118,7 @@ class GV:
         k(f"shl.b32 {wmf}, {wmf}, %a_wk_shift")
         k(f"mad.lo.u32 {ad}, {wmf}, {R}, {rr}")
         k(f"mad.lo.u32 {ad}, {ad}, 4, {sm}")
-        s, n, pl = k.reg(".f32", "ysum"), k.reg(".b32", "t_n"), k.reg(".pred", "p_more")
+        n = k.reg(".b32", "t_n")
         k(f"mov.f32 {s}, 0f00000000")
         k(f"shl.b32 {n}, 1, %a_wk_shift")
         k.label("RED_LOOP")
@@ -1110,8 +1128,8 @@ class GV:
         k(f"sub.u32 {n}, {n}, 1")
         k(f"setp.ne.u32 {pl}, {n}, 0")
         k(f"@{pl} bra RED_LOOP")
-        row = k.reg(".b32", "yrow")
         k(f"mad.lo.u32 {row}, %tile, %rpc, %thread")
+        k.label("Y_ROW")
         k(f"setp.ge.u32 {pf}, {row}, %a_m")
         k(f"@{pf} bra DONE")
         k.comment("per-tensor scales (NVFP4's global scale), then convert and store")
