@@ -1076,8 +1076,8 @@ class GV:
 
     def finish(self):
         k, R = self.k, self.R
-        k.comment("---- reduce: butterfly per row, then (WK > 1) the WK warps of a row through shared\n"
-                  "memory")
+        k.comment("---- reduce: butterfly per row, then (WK > 1) the WK warps of a row "
+                  "through shared\nmemory")
         t = k.reg(".f32", "t_red")
         for r in range(R):
             for o in (16, 8, 4, 2, 1):
@@ -1085,9 +1085,10 @@ class GV:
                 k(f"add.f32 {self.acc[r]}, {self.acc[r]}, {t}")
         s, row = k.reg(".f32", "ysum"), k.reg(".b32", "yrow")
         pf, pl = k.reg(".pred", "p_fin"), k.reg(".pred", "p_more")
-        k.comment("WK = 1: no other warp holds these rows, so lanes 0 .. R-1 finish rows row0 + lane\n"
-                  "straight from the butterfly (no shared memory, no bar.sync: a CTA's warps\n"
-                  "retire independently). 0 + sum, as the shared-memory path adds it: same bits")
+        k.comment("WK = 1: no other warp holds these rows, so lanes 0 .. R-1 finish rows "
+                  "row0 + lane\nstraight from the butterfly (no shared memory, no bar.sync: a "
+                  "CTA's warps\nretire independently). 0 + sum, as the shared-memory path adds "
+                  "it: same bits")
         k(f"setp.ne.u32 {pl}, %a_wk_shift, 0")
         k(f"@{pl} bra.uni RED_SMEM")
         k(f"setp.ge.u32 {pf}, %lane, {R}")
