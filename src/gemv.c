@@ -15,11 +15,12 @@
  *   reuse  = 1, 0.8, 0.6 for R = 4, 2, 1 (FP4; 1, 1, 0.9 for FP8): x is loaded and decoded
  *            once per R rows, which matters most where the FP4 decode is the issue bottleneck;
  *   trips  = t / (t + 0.5), t = trips per warp             fixed cost of a warp's setup and
- *                                                           reduction.
+ *                                                           reduction (FP4 x FP4 on sm_90a:
+ *                                                           see score_plan).
  * Resident CTAs per SM come from the kernel's register count (ptxas -v, in the registry).
  * The constants were fitted to an H200 sweep of every plan on the benchmark shapes (bench gemv
  * --sweep, FP4 x in A's format): the pick is within 2 points of %copy of the best plan on each
- * of them, for all three formats.
+ * of them, for all three formats; the FP4 x FP4 sm_90a terms to later H100 sweeps.
  * desc.rows_per_thread / desc.k_warps fix either choice; ptxq_gemv_plan_for() shows the result.
  *
  * Launch: with programmatic dependent launch (cuLaunchKernelEx, programmatic stream
@@ -318,10 +319,15 @@ static double score_plan(const gemv_shape *s, const char *target, int sms, int r
     /* FP4 x FP4 on sm_90a (the dp4a kernels, whose fast loop issues a trip's loads first): 2
      * trips a warp are as good as more, and more CTAs shorten the last wave: the H100 sweep
      * (bench gemv --sweep, RESULTS.md) has its best plan at the largest k-warps with 2 trips on
-     * all four default shapes. Elsewhere (other formats, other targets: not measured) each extra
-     * trip still counts. */
-    double tf = s->fmt < 2 && s->xk == 0 && !strcmp(target, "sm_90a") ? (trips >= 2 ? 1.0 : 0.85)
-                                                                       : t / (t + 0.5);
+     * all four default shapes. Since WK = 1 plans finish their rows without shared memory or
+     * bar.sync, WK > 1 pays for its cross-warp reduction (0.96): the H100 sweep after that
+     * change put r4 k1 3% ahead of r4 k4 on 4096 x 7168 x 8 (both FP4 formats), and r4 k8 7%
+     * ahead of r4 k1 on 16384 x 16384 x 4 (the factor must stay within 0.947 and 0.976 to pick
+     * both). Elsewhere (other formats, other targets) each extra trip still counts: there the
+     * same factor would pick k1 plans that measured 6.5% slower for MXFP8. */
+    double tf = s->fmt < 2 && s->xk == 0 && !strcmp(target, "sm_90a")
+                    ? (trips >= 2 ? 1.0 : 0.85) * (wk == 1 ? 1.0 : 0.96)
+                    : t / (t + 0.5);
     return fill * tail * lanes * rows_eff * reuse * tf;
 }
 
