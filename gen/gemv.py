@@ -185,9 +185,11 @@ BULK_ROW = 512 + 64     # bytes per row per stage: A, then (after all R rows of 
 def variants():
     """Every format x x dtype x rows per thread, and for NVFP4 x NVFP4 a software-pipelined twin
     ("...s": the next trip's loads issued before this trip's decode, twice the bytes in flight per
-    thread for 80 registers instead of 64). Measured on an H200 (bench gemv --pipelined -1,1):
-    +1 to +2 points of %copy for NVFP4 where a warp makes 4 or more trips along K, -1 with 2
-    trips; MXFP4 (99 registers) and MXFP8 (69) lost 1.5 to 13 points, so they have no twin.
+    thread for 80 registers instead of 64). Measured on an H200 (bench gemv --pipelined -1,1),
+    2026-11-22: +1 to +2 points of %copy for NVFP4 where a warp makes 4 or more trips along K, -1
+    with 2 trips; MXFP4 (99 registers) and MXFP8 (69) lost 1.5 to 13 points, so they have no
+    twin. Since the plain kernel's fast loop and WK = 1 reduction the twin is 4-7% slower than
+    it on the H200 too (2026-11-24), so the runtime takes it only when asked (desc.pipelined).
     sm_90a only: elsewhere (not measured; sm_120a spills) the twin is the plain kernel."""
     res = []
     for fmt, f in FORMATS.items():

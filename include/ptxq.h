@@ -320,8 +320,8 @@ typedef struct ptxq_gemv_desc {
     int prefetch_trips;               /* L2 prefetch depth: 0 = chosen by the runtime, -1 =
                                          none, else 1..64 trips (of 32 * k_warps chunks a row) */
     int pipelined;                    /* NVFP4 x NVFP4: 0 = chosen by the runtime (the
-                                         pipelined twin on >= 4 TB/s DRAM where a warp makes
-                                         >= 4 trips, else the plain kernel), 1 = the
+                                         plain kernel: it measured faster than both others on
+                                         the H100 and the H200), 1 = the
                                          software-pipelined kernel (next trip's loads before this
                                          trip's decode), 2 = the bulk-copy ring kernel (A and
                                          its scales streamed into shared memory; needs K % 256

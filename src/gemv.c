@@ -28,9 +28,9 @@
  * the kernels wait (griddepcontrol.wait) before their first load, so this is safe after any
  * kernel. Measured on an H200 against plain launches: +1.5 to +6.5 points of %copy on the
  * hackathon shapes (the next kernel's CTAs are resident and set up when the previous one ends).
- * NVFP4 x NVFP4 takes its software-pipelined twin where a warp makes >= 4 trips on >= 4 TB/s
- * DRAM (pipe_auto), the bulk-copy ring only when asked (bulk_auto), and every format with x in
- * A's format a 1-trip L2 prefetch up to 8 waves (prefetch_depth): each was measured. */
+ * NVFP4 x NVFP4 takes its software-pipelined twin and its bulk-copy ring only when asked
+ * (pipe_auto, bulk_auto), and every format with x in A's format a 1-trip L2 prefetch up to 8
+ * waves (prefetch_depth): each was measured. */
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -355,20 +355,21 @@ static int choose_plan(const gemv_shape *s, const ptxq_gemv_desc *d, const char 
     return PTXQ_OK;
 }
 
-/* Whether the automatic choice takes the software-pipelined twin (NVFP4 x NVFP4 only): where a
- * warp makes at least 4 trips along K on a GPU with at least 4 TB/s of DRAM bandwidth (H200:
- * +1 to +2 points of %copy there, -1 with 2 trips, bench gemv --pipelined -1,1; H100, 3.35 TB/s:
- * -1.5 to -2.8 points on the two shapes with >= 4 trips, 7168 x 16384 x 1 and 4096 x 7168 x 8,
- * +1 on 16384 x 16384 x 4: the twin's 80 registers cost a CTA per SM, and the slower memory needs
- * fewer bytes in flight). PTXQ_GEMV_PIPE=0|1 forces the automatic choice (experiments). */
-static int pipe_auto(const gemv_shape *s, const ptxq_gemv_plan *p, int dram_gbps) {
+/* Whether the automatic choice takes the software-pipelined twin (NVFP4 x NVFP4 only): never.
+ * It used to where a warp makes >= 4 trips on >= 4 TB/s DRAM (+1 to +2 points on an H200 on
+ * 2026-11-22), but the plain kernel has since gained its fast loop and the WK = 1 reduction:
+ * on an H200 on 2026-11-24 (bench gemv --pipelined -1,1, two rounds) the plain kernel was 4-7%
+ * faster on every plan with >= 4 trips measured (4096 x 7168 x 8 r4 k1 33.5-33.7 against
+ * 35.7-35.9 us, r4 k2; 7168 x 16384 x 1 r4 k2, k4; 16384 x 16384 x 4 r4 k2, k4), and on the H100
+ * it had lost since it was built. desc.pipelined = 1 still asks for it. PTXQ_GEMV_PIPE=1 makes
+ * it the automatic choice (experiments). */
+static int pipe_auto(void) {
     static _Thread_local int env = -2;
     if (env == -2) {
         const char *e = getenv("PTXQ_GEMV_PIPE");
         env = e && *e ? atoi(e) : -1;
     }
-    if (env >= 0) return env > 0;
-    return dram_gbps >= 4000 && ceil_div(s->nch, 32 * (int64_t)p->k_warps) >= 4;
+    return env > 0;
 }
 
 /* Whether the bulk-copy ring kernel ("...b", NVFP4 x NVFP4) can run this shape: its 1-D bulk
@@ -402,12 +403,12 @@ static int bulk_auto(void) {
  * NVFP4 only, where asked or chosen. desc.pipelined = 2 asks for the ring kernel; where the shape
  * does not allow it (bulk_ok) the automatic choice is made instead. */
 static void pick_twin(const gemv_shape *s, const ptxq_gemv_desc *d, const char *target,
-                      int dram_gbps, ptxq_gemv_plan *p) {
+                      ptxq_gemv_plan *p) {
     p->pipelined = 0;
     if (s->fmt != 0 || s->xk != 0) return;
     int bulk = bulk_ok(s) && (d->pipelined == 2 || (d->pipelined == 0 && bulk_auto()));
     if (!bulk && !(d->pipelined == 1 || ((d->pipelined == 0 || d->pipelined == 2) &&
-                                         pipe_auto(s, p, dram_gbps))))
+                                         pipe_auto())))
         return;
     char sname[sizeof p->kernel + 2];
     snprintf(sname, sizeof sname, "%s%s", p->kernel, bulk ? "b" : "s");
@@ -428,7 +429,7 @@ static void pick_twin(const gemv_shape *s, const ptxq_gemv_desc *d, const char *
  * host-bound without this memo. */
 typedef struct plan_memo {
     const char *target;
-    int sms, dram, fmt, xk, rows, kw, pipe, ring; /* ring: bulk_ok */
+    int sms, fmt, xk, rows, kw, pipe, ring; /* ring: bulk_ok */
     int64_t M, L, nch;
     ptxq_gemv_plan plan;
 } plan_memo;
@@ -437,12 +438,12 @@ static _Thread_local plan_memo g_memo[PLAN_MEMO];
 static _Thread_local int g_memo_next;
 
 static int memo_plan(const gemv_shape *s, const ptxq_gemv_desc *d, const char *target, int sms,
-                     int dram, ptxq_gemv_plan *p) {
+                     ptxq_gemv_plan *p) {
     /* NOTE: the ring's eligibility depends on alignments and strides, not only on the shape */
     int ring = (s->fmt == 0 && s->xk == 0) ? bulk_ok(s) : 0;
     for (int i = 0; i < PLAN_MEMO; ++i) {
         const plan_memo *m = &g_memo[i];
-        if (m->target == target && m->target && m->sms == sms && m->dram == dram && m->fmt == s->fmt &&
+        if (m->target == target && m->target && m->sms == sms && m->fmt == s->fmt &&
             m->xk == s->xk && m->rows == d->rows_per_thread && m->kw == d->k_warps &&
             m->pipe == d->pipelined && m->ring == ring &&
             m->M == s->M && m->L == s->L && m->nch == s->nch) {
@@ -452,10 +453,10 @@ static int memo_plan(const gemv_shape *s, const ptxq_gemv_desc *d, const char *t
     }
     int st = choose_plan(s, d, target, sms, p);
     if (st) return st;
-    pick_twin(s, d, target, dram, p);
+    pick_twin(s, d, target, p);
     plan_memo *m = &g_memo[g_memo_next];
     g_memo_next = (g_memo_next + 1) % PLAN_MEMO;
-    *m = (plan_memo){target, sms, dram, s->fmt, s->xk, d->rows_per_thread, d->k_warps, d->pipelined, ring,
+    *m = (plan_memo){target, sms, s->fmt, s->xk, d->rows_per_thread, d->k_warps, d->pipelined, ring,
                      s->M, s->L, s->nch, *p};
     return PTXQ_OK;
 }
@@ -499,7 +500,7 @@ static int plan_all(ptxq_context *ctx, const ptxq_gemv_desc *d, const ptxq_tenso
     if (st) return st;
     int pdl = !(d->flags & PTXQ_GEMV_NO_PDL) && ptxq_cudrv_launch_ex() != NULL;
     int early = pdl && (d->flags & PTXQ_GEMV_STATIC_WEIGHTS);
-    if ((st = memo_plan(s, d, ctx->target, ctx->info.sm_count, (int)ctx->info.dram_gbps, p)))
+    if ((st = memo_plan(s, d, ctx->target, ctx->info.sm_count, p)))
         return st;
     int shift = p->k_warps == 1 ? 0 : p->k_warps == 2 ? 1 : p->k_warps == 4 ? 2 : 3;
     s->args.wk_shift = (uint32_t)shift;
