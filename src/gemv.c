@@ -288,7 +288,8 @@ static void kernel_name(const gemv_shape *s, int rows, char *buf, size_t n) {
 }
 
 /* Fills *p for (rows, wk); returns its score (0 if the kernel is missing). */
-static double score_plan(const gemv_shape *s, const char *target, int sms, int rows, int wk,
+static double score_plan(const gemv_shape *s, const char *target, int sms, int dram, int rows,
+                         int wk,
                          ptxq_gemv_plan *p) {
     memset(p, 0, sizeof *p);
     kernel_name(s, rows, p->kernel, sizeof p->kernel);
@@ -316,23 +317,27 @@ static double score_plan(const gemv_shape *s, const char *target, int sms, int r
     static const double reuse_fp4[5] = {0, 0.6, 0.8, 0, 1.0}, reuse_fp8[5] = {0, 0.9, 1.0, 0, 1.0};
     double reuse = s->fmt < 2 ? reuse_fp4[rows] : reuse_fp8[rows];
     double t = (double)(trips > 0 ? trips : 1);
-    /* FP4 x FP4 on sm_90a (the dp4a kernels, whose fast loop issues a trip's loads first): 2
-     * trips a warp are as good as more, and more CTAs shorten the last wave: the H100 sweep
-     * (bench gemv --sweep, RESULTS.md) has its best plan at the largest k-warps with 2 trips on
-     * all four default shapes. Since WK = 1 plans finish their rows without shared memory or
-     * bar.sync, WK > 1 pays for its cross-warp reduction (0.96): the H100 sweep after that
-     * change put r4 k1 3% ahead of r4 k4 on 4096 x 7168 x 8 (both FP4 formats), and r4 k8 7%
-     * ahead of r4 k1 on 16384 x 16384 x 4 (the factor must stay within 0.947 and 0.976 to pick
-     * both). Elsewhere (other formats, other targets) each extra trip still counts: there the
-     * same factor would pick k1 plans that measured 6.5% slower for MXFP8. */
-    double tf = s->fmt < 2 && s->xk == 0 && !strcmp(target, "sm_90a")
-                    ? (trips >= 2 ? 1.0 : 0.85) * (wk == 1 ? 1.0 : 0.96)
-                    : t / (t + 0.5);
+    /* FP4 x FP4 on sm_90a (the dp4a kernels, whose fast loop issues a trip's loads first):
+     * - below 4 TB/s of DRAM (H100) 2 trips a warp are as good as more, and more CTAs shorten
+     *   the last wave: the H100 sweeps (bench gemv --sweep, RESULTS.md) have their best plan at
+     *   the largest k-warps with 2 trips on the four default shapes, or within 1.1% of it;
+     * - at 4 TB/s or more (H200) each extra trip still counts, as elsewhere: the H200 sweep of
+     *   the plain kernels put r4 k2 / k4 (4-8 trips) 2.6-5.2% ahead of r4 k8 (2 trips) on the
+     *   two K = 16384 shapes;
+     * - since WK = 1 plans finish their rows without shared memory or bar.sync, WK > 1 pays for
+     *   its cross-warp reduction (0.96): the H100 sweeps put r4 k1 3% ahead of r4 k4 on 4096 x
+     *   7168 x 8 (both FP4 formats; the H200 8-13%), and r4 k8 7% ahead of r4 k1 on 16384 x
+     *   16384 x 4 (the factor must stay within 0.947 and 0.976 to pick both).
+     * Elsewhere (other formats, other targets) each extra trip counts and WK > 1 is not charged:
+     * the same factor would pick MXFP8 k1 plans that measured 6.5% slower. */
+    int fp4 = s->fmt < 2 && s->xk == 0 && !strcmp(target, "sm_90a");
+    double tf = fp4 && dram < 4000 ? (trips >= 2 ? 1.0 : 0.85) : t / (t + 0.5);
+    if (fp4 && wk > 1) tf *= 0.96;
     return fill * tail * lanes * rows_eff * reuse * tf;
 }
 
 static int choose_plan(const gemv_shape *s, const ptxq_gemv_desc *d, const char *target, int sms,
-                       ptxq_gemv_plan *best) {
+                       int dram, ptxq_gemv_plan *best) {
     static const int rows_opts[3] = {4, 2, 1}, wk_opts[4] = {1, 2, 4, 8};
     double best_score = -1.0;
     for (int i = 0; i < 3; ++i) {
@@ -340,7 +345,7 @@ static int choose_plan(const gemv_shape *s, const ptxq_gemv_desc *d, const char 
         for (int j = 0; j < 4; ++j) {
             if (d->k_warps && d->k_warps != wk_opts[j]) continue;
             ptxq_gemv_plan p;
-            double sc = score_plan(s, target, sms, rows_opts[i], wk_opts[j], &p);
+            double sc = score_plan(s, target, sms, dram, rows_opts[i], wk_opts[j], &p);
             if (p.rows_per_thread && sc > best_score * 1.0001) {
                 best_score = sc;
                 *best = p;
@@ -429,7 +434,7 @@ static void pick_twin(const gemv_shape *s, const ptxq_gemv_desc *d, const char *
  * host-bound without this memo. */
 typedef struct plan_memo {
     const char *target;
-    int sms, fmt, xk, rows, kw, pipe, ring; /* ring: bulk_ok */
+    int sms, dram, fmt, xk, rows, kw, pipe, ring; /* ring: bulk_ok */
     int64_t M, L, nch;
     ptxq_gemv_plan plan;
 } plan_memo;
@@ -438,12 +443,12 @@ static _Thread_local plan_memo g_memo[PLAN_MEMO];
 static _Thread_local int g_memo_next;
 
 static int memo_plan(const gemv_shape *s, const ptxq_gemv_desc *d, const char *target, int sms,
-                     ptxq_gemv_plan *p) {
+                     int dram, ptxq_gemv_plan *p) {
     /* NOTE: the ring's eligibility depends on alignments and strides, not only on the shape */
     int ring = (s->fmt == 0 && s->xk == 0) ? bulk_ok(s) : 0;
     for (int i = 0; i < PLAN_MEMO; ++i) {
         const plan_memo *m = &g_memo[i];
-        if (m->target == target && m->target && m->sms == sms && m->fmt == s->fmt &&
+        if (m->target == target && m->target && m->sms == sms && m->dram == dram && m->fmt == s->fmt &&
             m->xk == s->xk && m->rows == d->rows_per_thread && m->kw == d->k_warps &&
             m->pipe == d->pipelined && m->ring == ring &&
             m->M == s->M && m->L == s->L && m->nch == s->nch) {
@@ -451,12 +456,12 @@ static int memo_plan(const gemv_shape *s, const ptxq_gemv_desc *d, const char *t
             return PTXQ_OK;
         }
     }
-    int st = choose_plan(s, d, target, sms, p);
+    int st = choose_plan(s, d, target, sms, dram, p);
     if (st) return st;
     pick_twin(s, d, target, p);
     plan_memo *m = &g_memo[g_memo_next];
     g_memo_next = (g_memo_next + 1) % PLAN_MEMO;
-    *m = (plan_memo){target, sms, s->fmt, s->xk, d->rows_per_thread, d->k_warps, d->pipelined, ring,
+    *m = (plan_memo){target, sms, dram, s->fmt, s->xk, d->rows_per_thread, d->k_warps, d->pipelined, ring,
                      s->M, s->L, s->nch, *p};
     return PTXQ_OK;
 }
@@ -500,7 +505,7 @@ static int plan_all(ptxq_context *ctx, const ptxq_gemv_desc *d, const ptxq_tenso
     if (st) return st;
     int pdl = !(d->flags & PTXQ_GEMV_NO_PDL) && ptxq_cudrv_launch_ex() != NULL;
     int early = pdl && (d->flags & PTXQ_GEMV_STATIC_WEIGHTS);
-    if ((st = memo_plan(s, d, ctx->target, ctx->info.sm_count, p)))
+    if ((st = memo_plan(s, d, ctx->target, ctx->info.sm_count, (int)ctx->info.dram_gbps, p)))
         return st;
     int shift = p->k_warps == 1 ? 0 : p->k_warps == 2 ? 1 : p->k_warps == 4 ? 2 : 3;
     s->args.wk_shift = (uint32_t)shift;
