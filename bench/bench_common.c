@@ -87,7 +87,7 @@ typedef struct read_arg {
     ptxq_launch_ex_fn ex;
     uint64_t src, out;
     size_t bytes, pitch;
-    unsigned ctas, loads;
+    unsigned ctas, loads, threads;
     int n, batch;
 } read_arg;
 
@@ -104,7 +104,7 @@ static int do_read(void *p) {
         memset(&cfg, 0, sizeof cfg);
         cfg.gridDimX = a->ctas;
         cfg.gridDimY = cfg.gridDimZ = 1;
-        cfg.blockDimX = 256;
+        cfg.blockDimX = a->threads;
         cfg.blockDimY = cfg.blockDimZ = 1;
         cfg.hStream = a->d->stream;
         cfg.attrs = &attr;
@@ -115,7 +115,7 @@ static int do_read(void *p) {
 }
 
 int bench_read_chain(ptxq_dev *d, size_t bytes, int batch, int reps, unsigned ctas, unsigned loads,
-                     bench_copy *out, char *why, size_t whyn) {
+                     unsigned threads, bench_copy *out, char *why, size_t whyn) {
     memset(out, 0, sizeof *out);
     snprintf(why, whyn, "%s", "");
     if (bytes == 0 || batch < 1) {
@@ -151,6 +151,7 @@ int bench_read_chain(ptxq_dev *d, size_t bytes, int batch, int reps, unsigned ct
     a.d = d;
     a.bytes = bytes;
     a.loads = loads >= 1 && loads <= 8 ? loads : 8;
+    a.threads = threads == 32 || threads == 64 || threads == 128 ? threads : 256; /* .maxntid 256 */
     a.ctas = ctas ? ctas : 12u * (unsigned)(d->info.sm_count > 0 ? d->info.sm_count : 1);
     a.src = dev_alloc(d, a.pitch * (size_t)a.n);
     a.out = dev_alloc(d, 16);

@@ -31,7 +31,7 @@ int bench_copy_chain(ptxq_dev *d, size_t bytes, int batch, int reps, bench_copy 
  * per second. -1 with the reason in why (no cubin for this target, too large, launch failed).
  * No kernel that must read these bytes through the same launch path can beat it. */
 int bench_read_chain(ptxq_dev *d, size_t bytes, int batch, int reps, unsigned ctas, unsigned loads,
-                     bench_copy *out, char *why, size_t whyn);
+                     unsigned threads, bench_copy *out, char *why, size_t whyn);
 
 /* The device's PCI address as NVML spells it ("00000000:1b:00.0"); 0, or -1 if the driver
  * does not say. */

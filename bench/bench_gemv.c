@@ -15,7 +15,7 @@
  *   ptxq bench gemv [--format all|nvfp4|mxfp4|mxfp8] [--x same|bf16|f16] [--y f16|bf16|f32]
  *                   [--shape M,K,L] [--reps N] [--sweep] [--rows-per-thread R] [--k-warps W]
  *                   [--pdl off|on|early[,...]] [--prefetch T[,...]] [--pipelined P[,...]]
- *                   [--batch N] [--graph] [--read CTAS/LOADS[,...]]
+ *                   [--batch N] [--graph] [--read CTAS/LOADS[/THREADS][,...]]
  *     --pdl: launch without PDL, with PDL (the default: wait before any load), or with PDL and
  *     PTXQ_GEMV_STATIC_WEIGHTS (A's L2 prefetch before the wait; legal here: nothing writes A).
  *     --prefetch: desc.prefetch_trips (0 = the runtime's depth, -1 = none). Lists time every
@@ -28,8 +28,8 @@
  *     otherwise the row ends with the host's enqueue time per call.
  *     Under each shape, after the copy chain: the read-only floor, a chain of launches of the
  *     hand-written ptx/read_stream.ptx that read the GEMV's bytes and do nothing else (PDL, same
- *     rotation). --read: its grid and loads in flight per thread (default 0/8: 12 CTAs of 256
- *     per SM, 8 loads; a list times each; off: none).
+ *     rotation). --read: its grid, loads in flight per thread and CTA size (default 0/8/256: 12
+ *     CTAs of 256 per SM, 8 loads; THREADS 32, 64, 128 or 256; a list times each; off: none).
  *   ptxq check gemv [--format F] [--x T] [--y T] [--m M] [--k K] [--l L]
  *                   [--scales rowmajor|mmajor|128x4] [--x-shared] [--globals] [--pad N]
  *                   [--rows-per-thread R] [--k-warps W] [--seed S]
@@ -202,6 +202,7 @@ typedef struct bench_modes {
     int nread;
     unsigned read_ctas[MAX_MODES];  /* grids of the read-only floor (0: 12 CTAs per SM) */
     unsigned read_loads[MAX_MODES]; /* its loads per thread per trip, 1..8 */
+    unsigned read_threads[MAX_MODES]; /* its CTA size: 256 (default), 128, 64 or 32 */
 } bench_modes;
 
 static const char *pdl_name(unsigned flags) {
@@ -330,15 +331,15 @@ static int bench_one(ptxq_dev *d, ptxq_gemv_format f, ptxq_dtype xt, ptxq_dtype 
      * same way with PDL: no GEMV launched like this can beat it */
     for (int i = 0; i < md->nread; ++i) {
         char why[128];
-        if (bench_read_chain(d, must, G.batch, reps, md->read_ctas[i], md->read_loads[i], &cc, why,
-                             sizeof why)) {
+        if (bench_read_chain(d, must, G.batch, reps, md->read_ctas[i], md->read_loads[i],
+                             md->read_threads[i], &cc, why, sizeof why)) {
             printf("  read-only floor: not measured (%s)\n", why);
             break;
         }
         unsigned ctas = md->read_ctas[i] ? md->read_ctas[i] : 12u * (unsigned)d->info.sm_count;
-        printf("  read-only floor (ptx/read_stream, %u CTAs x %u loads): %.2f us per read of "
-               "%.1f MiB, %.0f GB/s = %.1f%% of the large copy\n", ctas, md->read_loads[i],
-               cc.ms * 1e3, cc.bytes / 1048576.0, cc.gbps, 100.0 * cc.gbps / cp->gbps);
+        printf("  read-only floor (ptx/read_stream, %u CTAs of %u x %u loads): %.2f us per read of "
+               "%.1f MiB, %.0f GB/s = %.1f%% of the large copy\n", ctas, md->read_threads[i],
+               md->read_loads[i], cc.ms * 1e3, cc.bytes / 1048576.0, cc.gbps, 100.0 * cc.gbps / cp->gbps);
     }
     return fails;
 }
@@ -384,8 +385,11 @@ int bench_gemv_main(int argc, char **argv) {
         for (char *t = strcmp(buf, "off") ? strtok(buf, ",") : NULL; t && md.nread < MAX_MODES;
              t = strtok(NULL, ",")) {
             char *slash = strchr(t, '/');
+            char *slash2 = slash ? strchr(slash + 1, '/') : NULL;
             unsigned loads = slash ? (unsigned)strtoul(slash + 1, NULL, 0) : 8u;
+            unsigned thr = slash2 ? (unsigned)strtoul(slash2 + 1, NULL, 0) : 256u;
             md.read_ctas[md.nread] = (unsigned)strtoul(t, NULL, 0);
+            md.read_threads[md.nread] = thr == 32 || thr == 64 || thr == 128 ? thr : 256u;
             md.read_loads[md.nread++] = loads >= 1 && loads <= 8 ? loads : 8u;
         }
         if (!md.npdl || !md.npf || !md.npers || md.batch < 1) {
