@@ -35,6 +35,10 @@ Work decomposition
   row through 128 bytes of shared memory; one thread per row applies ga * gx, converts, stores.
   With WK = 1 lanes 0..R-1 store their warp's rows straight from the butterfly, without shared
   memory or bar.sync (H100, (7168, 2048, 4): NVFP4 -0.45 µs, MXFP8 -0.4).
+  The tensor-core kernels ("gemv_<fp4>_f16_tc", FP4 A with F16 x; class TC below) split work
+  differently: a warp owns 16 rows, lane (g, t) two of them, and walks K in windows of 64
+  bytes a row; the dot products run on mma.sync with x, masked per scale block, as the B
+  operand. R is 16 in the plan (rows per CTA 8/WK * 16).
 
 Launch: every kernel issues griddepcontrol.launch_dependents first and griddepcontrol.wait
 before its first load (programmatic dependent launch: the runtime launches with programmatic
@@ -202,6 +206,13 @@ def variants():
                                  "unroll": unroll(fmt, xt, rows), "threads": THREADS,
                                  "pipe": pipelined(fmt, xt), "twin": twin & 1,
                                  "bulk": twin >> 1}))
+    for fmt in ("nvfp4", "mxfp4"):
+        f = FORMATS[fmt]
+        for xt in TC_X:
+            res.append((tc_name(fmt, xt), {"format": fmt, "x": xt, "rows": 16, "elem": f["elem"],
+                                          "scale": f["scale"], "block": f["block"], "unroll": 1,
+                                          "threads": THREADS, "pipe": 0, "twin": 0, "bulk": 0,
+                                          "tc": 1}))
     return res
 
 
@@ -1207,6 +1218,380 @@ class GV:
         return text.replace(".visible .entry", decl + ".visible .entry", 1)
 
 
+# ---- the tensor-core kernels ("..._tc": FP4 A x F16 x, sm_90a) ------------------------------
+# A warp takes 16 rows (lane (g, t) = (lane / 4, lane % 4) holds rows g and g + 8) and walks K in
+# windows of 4 chunks (128 elements, 64 bytes a row): lane t reads its rows' chunk 4w + t. Each
+# 16-byte chunk is decoded E2M1 -> E4M3 (a bit spread: the value times 2^-6, exact) -> f16x2
+# (cvt), consecutive elements (2j, 2j + 1) in one register, and fed as the A operand of 8
+# mma.sync.m16n8k16 f16 x f16 -> f32 steps: step s takes elements (2s, 2s + 1) of the chunk's
+# first half as a0 / a1 (rows g / g + 8) and of its second half as a2 / a3.
+# NOTE: the B operand is x masked per scale block, so that the block sums come back in separate
+# accumulator columns: B[k][n] is nonzero only where column n = 2t + h is the block (chunk t,
+# half h) whose elements sit at k. Lane (n, t) holds B's column n at lane t's k positions, so
+# lanes with n = 2t load half 0 of x's chunk 4w + t into b0 (their b1 stays 0), lanes with n =
+# 2t + 1 half 1 into b1, all others hold zeros. Lane (g, t) then gets back D[g][2t],
+# D[g][2t + 1], D[g + 8][2t], D[g + 8][2t + 1]: its own chunk's two half-chunk block sums for
+# both its rows, exact in f32 (16 products of an 11-bit and a 3-bit significand), scaled once a
+# window in f32 by the block scale (NVFP4: one per half; MXFP4: the two halves are one block).
+TC_X = ("f16",)
+
+
+def tc_name(fmt, xt):
+    return f"gemv_{fmt}_{xt}_tc"
+
+
+def spread_e4m3(k, w, tag):
+    """One word of 8 E2M1 codes -> 4 f16x2 (elements (0,1), (2,3), (4,5), (6,7)) of value * 2^-6.
+    E2M1 s e1 e0 m -> E4M3 s 0 0 e1 e0 m 0 0: the exponent field keeps E2M1's (bias 7 instead of
+    1) and the subnormal code (e = 0, m = 1: 0.5) lands on E4M3's subnormal 2^-7, so every code
+    maps to its value times 2^-6 by moving bits; cvt.rn.f16x2.e4m3x2 widens two at a time."""
+    lo, hi = k.reg(".b32", f"{tag}el"), k.reg(".b32", f"{tag}eh")
+    t0, t1 = k.reg(".b32", "t_sp0"), k.reg(".b32", "t_sp1")
+    k(f"shl.b32 {t0}, {w}, 2")
+    k(f"shl.b32 {t1}, {w}, 4")
+    k(f"and.b32 {t0}, {t0}, 0x1C1C1C1C")
+    k(f"lop3.b32 {lo}, {t0}, {t1}, 0x80808080, 0x{LOP_OR_AND:02X}")
+    k(f"shr.b32 {t0}, {w}, 2")
+    k(f"and.b32 {t0}, {t0}, 0x1C1C1C1C")
+    k(f"lop3.b32 {hi}, {t0}, {w}, 0x80808080, 0x{LOP_OR_AND:02X}")
+    out = []
+    for q, sel in enumerate((0x5140, 0x7362)):
+        pr = k.reg(".b32", "t_sppr")
+        b0, b1 = k.reg(".b16", "t_spb0"), k.reg(".b16", "t_spb1")
+        k(f"prmt.b32 {pr}, {lo}, {hi}, 0x{sel:04X}")
+        k(f"mov.b32 {{{b0}, {b1}}}, {pr}")
+        for b in (b0, b1):
+            o = k.reg(".b32", f"{tag}f{len(out)}")
+            k(f"cvt.rn.f16x2.e4m3x2 {o}, {b}")
+            out.append(o)
+    return out
+
+
+class TC(GV):
+    """Emits one tensor-core GEMV kernel (see the block comment above)."""
+
+    def __init__(self, name, p, target):
+        super().__init__(name, p, target)
+        self.R = 16
+        # windows a trip, A's loads issued together (GEMV_OPTS=u=N). H200, 2026-11-25: u = 2 (80
+        # / 71 registers) and 4 (120 / 108) were 3-50% slower than u = 1 (64) on every bench shape
+        self.TU = int(p.get("u", 1))
+
+    def setup_tc(self):
+        k = self.k
+        k.comment("---- who am I: warp (wm, wk), lane (g, t); CTA = (batch l, row tile)")
+        for name in ("thread", "lane", "warp", "wk", "wm", "g", "t4", "rpc", "bid", "l", "tile",
+                     "row0", "rowA", "rowB", "mlast", "t_s"):
+            k.reg(".b32", name)
+        k("mov.u32 %thread, %tid.x")
+        k("and.b32 %lane, %thread, 31")
+        k("shr.u32 %warp, %thread, 5")
+        k("shr.u32 %g, %lane, 2")
+        k("and.b32 %t4, %lane, 3")
+        k("shl.b32 %t_s, 1, %a_wk_shift")
+        k("sub.u32 %t_s, %t_s, 1")
+        k("and.b32 %wk, %warp, %t_s")
+        k("shr.u32 %wm, %warp, %a_wk_shift")
+        k(f"shr.u32 %rpc, {WARPS}, %a_wk_shift")
+        k("shl.b32 %rpc, %rpc, 4")
+        k("mov.u32 %bid, %ctaid.x")
+        k("div.u32 %l, %bid, %a_tiles")
+        k("mul.lo.u32 %t_s, %l, %a_tiles")
+        k("sub.u32 %tile, %bid, %t_s")
+        k("mul.lo.u32 %row0, %tile, %rpc")
+        k("mad.lo.u32 %row0, %wm, 16, %row0")
+        k("add.u32 %rowA, %row0, %g")
+        k("add.u32 %rowB, %rowA, 8")
+        k.reg(".pred", "p_rA")
+        k.reg(".pred", "p_rB")
+        k("setp.lt.u32 %p_rA, %rowA, %a_m")
+        k("setp.lt.u32 %p_rB, %rowB, %a_m")
+        k.comment("rows past M: addresses clamped to row M - 1, loads predicated off")
+        k("sub.u32 %mlast, %a_m, 1")
+        k.reg(".b64", "l64")
+        k("cvt.u64.u32 %l64, %l")
+        k.reg(".b64", "a_batch")
+        k.reg(".b64", "s_batch")
+        k("mad.lo.u64 %a_batch, %l64, %a_a_l, %a_a")
+        k("mad.lo.u64 %s_batch, %l64, %a_as_l, %a_as")
+        k.reg(".pred", "p_sf128")
+        k.reg(".b32", "t_flag")
+        k(f"and.b32 %t_flag, %a_flags, {FLAG_SF128x4}")
+        k("setp.ne.u32 %p_sf128, %t_flag, 0")
+        for rr in ("A", "B"):
+            rc, r64 = k.reg(".b32", f"rowc{rr}"), k.reg(".b64", f"row64{rr}")
+            k(f"min.u32 {rc}, %row{rr}, %mlast")
+            k(f"cvt.u64.u32 {r64}, {rc}")
+            ab, sb = k.reg(".b64", f"abase{rr}"), k.reg(".b64", f"sbase{rr}")
+            k(f"mad.lo.u64 {ab}, {r64}, %a_a_m, %a_batch")
+            k(f"add.u64 {sb}, %s_batch, {self.scale_row_offset(rc, r64)}")
+        k.reg(".b64", "xrow")
+        k("mad.lo.u64 %xrow, %l64, %a_x_l, %a_x")
+        k.comment("cache policies: A streams through L2 (evict_first), x stays (evict_last)")
+        k.reg(".b64", "pol_a")
+        k.reg(".b64", "pol_x")
+        k("createpolicy.fractional.L2::evict_first.b64 %pol_a, 1.0")
+        k("createpolicy.fractional.L2::evict_last.b64 %pol_x, 1.0")
+        k.comment("x lanes: lane (g, t) holds half g - 2t of x's chunk 4w + t if that is 0 or 1")
+        k.reg(".b32", "t_h")
+        k.reg(".pred", "p_x0")
+        k.reg(".pred", "p_x1")
+        k("shl.b32 %t_h, %t4, 1")
+        k("setp.eq.u32 %p_x0, %g, %t_h")
+        k("add.u32 %t_h, %t_h, 1")
+        k("setp.eq.u32 %p_x1, %g, %t_h")
+        if self.nv:
+            k.reg(".pred", "p_hashalf")
+            k("setp.gt.u32 %p_hashalf, %a_nch, %a_nfull")
+        k.reg(".f32", "accA")
+        k.reg(".f32", "accB")
+        k.reg(".f32", "fz")
+        k("mov.f32 %accA, 0f00000000")
+        k("mov.f32 %accB, 0f00000000")
+        k("mov.f32 %fz, 0f00000000")
+        k.comment("PDL: everything above overlaps the preceding kernel's tail")
+        k("griddepcontrol.wait")
+
+    def load_a(self, u, tail):
+        """Window u of the trip (chunk c_u = c0 + 4 u WK + t): A's 16 bytes of rows A and B and
+        their block scale bytes. Rows past M read row M - 1 (clamped; never stored). tail: the
+        chunk may be past the row end (zeros) or NVFP4's last half chunk (8 bytes)."""
+        k = self.k
+        c = k.reg(".b32", f"chunk{u}")
+        k(f"mad.lo.u32 {c}, %cstep, {u}, %c0")
+        k(f"add.u32 {c}, {c}, %t4")
+        if tail:
+            k(f"setp.lt.u32 %p_in, {c}, %a_nch")
+            k(f"setp.lt.u32 %p_full, {c}, %a_nfull")
+            if self.nv:
+                k(f"setp.eq.and.u32 %p_half, {c}, %a_nfull, %p_hashalf")
+        words = {}
+        for rr in ("A", "B"):
+            ws = [k.reg(".b32", f"w{u}{rr}{j}") for j in range(4)]
+            aa = k.reg(".b64", f"aaddr{rr}")
+            k(f"mad.wide.u32 {aa}, {c}, 16, %abase{rr}")
+            if tail:
+                self.zero(ws)
+                self.ld(ws, aa, "a", "%p_full")
+                if self.nv:
+                    self.ld(ws[:2], aa, "a", "%p_half")
+            else:
+                self.ld(ws, aa, "a")
+            words[rr] = ws
+        kk = self.chunk_k(c, "w")
+        ko, tk = k.reg(".b32", "koff"), k.reg(".b32", "t_k")
+        k(f"shr.u32 {tk}, {kk}, %a_ksh")
+        k(f"and.b32 {ko}, {kk}, %a_kmsk")
+        k(f"mad.lo.u32 {ko}, {tk}, %a_kmul, {ko}")
+        sb = {}
+        for rr in ("A", "B"):
+            sa = k.reg(".b64", f"saddr{rr}")
+            k(f"mad.wide.u32 {sa}, {ko}, %a_unit, %sbase{rr}")
+            regs = [k.reg(".b32", f"sb{u}{rr}{j}") for j in range(2 if self.nv else 1)]
+            if tail:
+                self.zero(regs)
+            self.ld([regs[0]], sa, "a", "%p_in" if tail else None)
+            if self.nv:
+                s2 = k.reg(".b64", f"saddr2{rr}")
+                k(f"mad.wide.u32 {s2}, %a_ks1, %a_unit, {sa}")
+                self.ld([regs[1]], s2, "a", "%p_full" if tail else None)
+            sb[rr] = regs
+        return c, words, sb
+
+    def compute_w(self, c, words, sb, tail):
+        """x's halves of chunk c on the x lanes (b0 on lanes g = 2t, b1 on g = 2t + 1; the
+        other lanes keep zeros), the decode, 8 mma, the scales."""
+        k = self.k
+        P = [k.reg(".b32", f"xp{j}") for j in range(8)]
+        Q = [k.reg(".b32", f"xq{j}") for j in range(8)]
+        xa = k.reg(".b64", "xaddr")
+        k(f"mad.wide.u32 %xaddr, {c}, 64, %xrow")
+        p0, p1 = "%p_x0", "%p_x1"
+        if tail:
+            k.comment("tail: x lanes load only what exists (the zeros stay elsewhere)")
+            self.zero(P + Q)
+            k("and.pred %p_lx0, %p_x0, %p_in")
+            k("and.pred %p_lx1, %p_x1, %p_full")
+            p0, p1 = "%p_lx0", "%p_lx1"
+        self.ld(P[0:4], xa, "x", p0)
+        self.ld(P[4:8], f"{xa}+16", "x", p0)
+        self.ld(Q[0:4], f"{xa}+32", "x", p1)
+        self.ld(Q[4:8], f"{xa}+48", "x", p1)
+        sc = {rr: self.scales(sb[rr], f"s{rr}") for rr in ("A", "B")}
+        h = {rr: [spread_e4m3(k, words[rr][j], f"d{rr}{j}_") for j in range(4)]
+             for rr in ("A", "B")}
+        D = [k.reg(".f32", f"d{j}") for j in range(4)]
+        for s in range(8):
+            a = [h["A"][s // 4][s % 4], h["B"][s // 4][s % 4],
+                 h["A"][2 + s // 4][s % 4], h["B"][2 + s // 4][s % 4]]
+            cin = "%fz, %fz, %fz, %fz" if s == 0 else ", ".join(D)
+            k(f"mma.sync.aligned.m16n8k16.row.col.f32.f16.f16.f32 {{{', '.join(D)}}}, "
+              f"{{{', '.join(a)}}}, {{{P[s]}, {Q[s]}}}, {{{cin}}}")
+        if self.nv:
+            k(f"fma.rn.f32 %accA, {D[0]}, {sc['A'][0]}, %accA")
+            k(f"fma.rn.f32 %accA, {D[1]}, {sc['A'][1]}, %accA")
+            k(f"fma.rn.f32 %accB, {D[2]}, {sc['B'][0]}, %accB")
+            k(f"fma.rn.f32 %accB, {D[3]}, {sc['B'][1]}, %accB")
+        else:
+            t0 = k.reg(".f32", "t_bs")
+            k(f"add.f32 {t0}, {D[0]}, {D[1]}")
+            k(f"fma.rn.f32 %accA, {t0}, {sc['A'][0]}, %accA")
+            k(f"add.f32 {t0}, {D[2]}, {D[3]}")
+            k(f"fma.rn.f32 %accB, {t0}, {sc['B'][0]}, %accB")
+
+    def loops_tc(self):
+        k, U = self.k, self.TU
+        for nm in ("c0", "cstep", "t_end"):
+            k.reg(".b32", nm)
+        for nm in ("p_stop", "p_in", "p_full", "p_half", "p_lx0", "p_lx1"):
+            k.reg(".pred", nm)
+        xz = [k.reg(".b32", f"xp{j}") for j in range(8)] + [k.reg(".b32", f"xq{j}") for j in range(8)]
+        k.comment("x registers: zeros on the lanes that never load x (kept across windows)")
+        self.zero(xz)
+        k.comment(f"---- windows wk, wk + WK, ...: chunks c0 .. c0 + 3 (one per lane t); {U} a trip,\n"
+                  "A's loads for all of them first")
+        k("shl.b32 %c0, %wk, 2")
+        k("shl.b32 %cstep, 4, %a_wk_shift")
+        if U > 1:
+            k.label("TRIP_LOOP")
+            k(f"mad.lo.u32 %t_end, %cstep, {U - 1}, %c0")
+            k("add.u32 %t_end, %t_end, 4")
+            k("setp.gt.u32 %p_stop, %t_end, %a_nfull")
+            k("@%p_stop bra.uni TRIP_DONE")
+            loaded = [self.load_a(u, False) for u in range(U)]
+            for u in range(U):
+                self.compute_w(*loaded[u], False)
+            k(f"mad.lo.u32 %c0, %cstep, {U}, %c0")
+            k("bra.uni TRIP_LOOP")
+            k.label("TRIP_DONE")
+        k.label("WIN_LOOP")
+        k("add.u32 %t_end, %c0, 4")
+        k("setp.gt.u32 %p_stop, %t_end, %a_nfull")
+        k("@%p_stop bra.uni WIN_DONE")
+        self.compute_w(*self.load_a(0, False), False)
+        k("add.u32 %c0, %c0, %cstep")
+        k("bra.uni WIN_LOOP")
+        k.label("WIN_DONE")
+        k.comment("---- tail: the window that reaches past the last whole chunk, if any")
+        k("setp.ge.u32 %p_stop, %c0, %a_nch")
+        k("@%p_stop bra.uni TAIL_DONE")
+        self.compute_w(*self.load_a(0, True), True)
+        k.label("TAIL_DONE")
+
+    def out_scale(self):
+        """%oscale = 2^6 (the decode's E4M3 scaling, exact) times the per-tensor scales."""
+        k = self.k
+        g, f, pl = k.reg(".f32", "gscale"), k.reg(".b32", "t_gf"), k.reg(".pred", "p_g")
+        k.reg(".f32", "oscale")
+        k("mov.f32 %oscale, 0f42800000")
+        for flag, ptr, nm in ((FLAG_GA, "%a_ga", "GA"), (FLAG_GX, "%a_gx", "GX")):
+            k(f"and.b32 {f}, %a_flags, {flag}")
+            k(f"setp.eq.u32 {pl}, {f}, 0")
+            k(f"@{pl} bra NO_{nm}")
+            k(f"ld.global.f32 {g}, [{ptr}]")
+            k(f"mul.f32 %oscale, %oscale, {g}")
+            k.label(f"NO_{nm}")
+
+    def store(self, s, row, lab):
+        """y[row] = s times %oscale, in y's type."""
+        k = self.k
+        pl = k.reg(".pred", "p_g")
+        k(f"mul.f32 {s}, {s}, %oscale")
+        ya, r64 = k.reg(".b64", "yaddr"), k.reg(".b64", "t_y64")
+        k(f"mad.lo.u64 {ya}, %l64, %a_y_l, %a_y")
+        k(f"cvt.u64.u32 {r64}, {row}")
+        k(f"mad.lo.u64 {ya}, {r64}, %a_y_m, {ya}")
+        yt, hh = k.reg(".b32", "t_yt"), k.reg(".b16", "t_yh")
+        k(f"and.b32 {yt}, %a_flags, {Y_MASK}")
+        k(f"setp.ne.u32 {pl}, {yt}, {Y_F32}")
+        k(f"@{pl} bra Y_NARROW{lab}")
+        k(f"st.global.f32 [{ya}], {s}")
+        k(f"bra Y_END{lab}")
+        k.label(f"Y_NARROW{lab}")
+        k(f"setp.ne.u32 {pl}, {yt}, {Y_F16}")
+        k(f"@{pl} bra Y_BF16{lab}")
+        k(f"cvt.rn.f16.f32 {hh}, {s}")
+        k(f"st.global.b16 [{ya}], {hh}")
+        k(f"bra Y_END{lab}")
+        k.label(f"Y_BF16{lab}")
+        k(f"cvt.rn.bf16.f32 {hh}, {s}")
+        k(f"st.global.b16 [{ya}], {hh}")
+        k.label(f"Y_END{lab}")
+
+    def finish_tc(self):
+        k = self.k
+        k.comment("---- reduce: the 4 lanes of a quad hold parts of the same two rows")
+        t = k.reg(".f32", "t_red")
+        for acc in ("%accA", "%accB"):
+            for o in (1, 2):
+                k(f"shfl.sync.bfly.b32 {t}, {acc}, {o}, 0x1f, 0xffffffff")
+                k(f"add.f32 {acc}, {acc}, {t}")
+        self.out_scale()
+        pl, pf = k.reg(".pred", "p_more"), k.reg(".pred", "p_fin")
+        s, row = k.reg(".f32", "ysum"), k.reg(".b32", "yrow")
+        k("setp.ne.u32 %p_more, %a_wk_shift, 0")
+        k("@%p_more bra.uni RED_SMEM")
+        k.comment("WK = 1: lane (g, 0) finishes rows A and B (0 + sum, as the shared-memory path)")
+        k("setp.ne.u32 %p_fin, %t4, 0")
+        k("@%p_fin bra DONE")
+        for rr in ("A", "B"):
+            k(f"@!%p_r{rr} bra DONE")
+            k(f"add.f32 {s}, %acc{rr}, 0f00000000")
+            k(f"mov.u32 {row}, %row{rr}")
+            self.store(s, row, rr)
+        k("bra DONE")
+        k.label("RED_SMEM")
+        k.comment("WK > 1: red[warp][16 rows], then thread i < rows per CTA sums row i's WK parts")
+        sm, wa = k.reg(".b32", "smem"), k.reg(".b32", "t_wa")
+        k("mov.u32 %smem, red")
+        k(f"mad.lo.u32 {wa}, %warp, 64, {sm}")
+        k(f"mad.lo.u32 {wa}, %g, 4, {wa}")
+        k("setp.eq.u32 %p_fin, %t4, 0")
+        k(f"@%p_fin st.shared.f32 [{wa}], %accA")
+        k(f"@%p_fin st.shared.f32 [{wa}+32], %accB")
+        k("bar.sync 0")
+        k("setp.ge.u32 %p_fin, %thread, %rpc")
+        k("@%p_fin bra DONE")
+        rr_, wmf, ad, n = (k.reg(".b32", "t_r"), k.reg(".b32", "t_wm"), k.reg(".b32", "t_ad"),
+                           k.reg(".b32", "t_n"))
+        k.comment("thread i: wm = i / 16, r = i % 16, parts at warps (wm << wk_shift) + j")
+        k(f"and.b32 {rr_}, %thread, 15")
+        k(f"shr.u32 {wmf}, %thread, 4")
+        k(f"shl.b32 {wmf}, {wmf}, %a_wk_shift")
+        k(f"mad.lo.u32 {ad}, {wmf}, 64, {sm}")
+        k(f"mad.lo.u32 {ad}, {rr_}, 4, {ad}")
+        k(f"mov.f32 {s}, 0f00000000")
+        k(f"shl.b32 {n}, 1, %a_wk_shift")
+        k.label("RED_LOOP")
+        k(f"ld.shared.f32 {t}, [{ad}]")
+        k(f"add.f32 {s}, {s}, {t}")
+        k(f"add.u32 {ad}, {ad}, 64")
+        k(f"sub.u32 {n}, {n}, 1")
+        k(f"setp.ne.u32 {pl}, {n}, 0")
+        k(f"@{pl} bra RED_LOOP")
+        k(f"mad.lo.u32 {row}, %tile, %rpc, %thread")
+        k(f"setp.ge.u32 {pl}, {row}, %a_m")
+        k(f"@{pl} bra DONE")
+        self.store(s, row, "S")
+        k.label("DONE")
+
+    def emit(self):
+        k = self.k
+        k.comment("---- arguments (one .param struct; layout in build/gen/gemv_args.h)")
+        self.args()
+        k("griddepcontrol.launch_dependents")
+        self.setup_tc()
+        self.loops_tc()
+        self.finish_tc()
+        k("ret")
+        params = [f".param .align 8 .b8 args[{self.argsize}]"]
+        directives = [f".maxntid {THREADS}, 1, 1"]
+        hdr = header(GENERATOR, k.name, "gemv", THREADS, 0, self.p)
+        text = k.render(hdr, self.target, params, directives)
+        decl = f".shared .align 16 .b8 red[{4 * WARPS * 16}];\n\n"
+        return text.replace(".visible .entry", decl + ".visible .entry", 1)
+
+
 def emit(name, params, target):
     import os
     opts = os.environ.get("GEMV_OPTS", "")
@@ -1220,7 +1605,7 @@ def emit(name, params, target):
         selftest_decode()
         if params["x"] == "same":
             selftest_dp4a()
-    return GV(name, params, target).emit()
+    return (TC if params.get("tc") else GV)(name, params, target).emit()
 
 
 # ---- a check of the sm_90a E2M1 decode: interpret the emitted instructions ------------------

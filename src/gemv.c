@@ -18,6 +18,9 @@
  *                                                           reduction (FP4 x FP4 on sm_90a:
  *                                                           see score_plan).
  * Resident CTAs per SM come from the kernel's register count (ptxas -v, in the registry).
+ * FP4 A with F16 x on sm_90a takes the tensor-core kernel ("_tc", rows 16: 16 rows a warp)
+ * wherever it exists (TC_PREF), with WK by fill, tail and windows per warp: measured 4-15 points
+ * of copy ahead of the CUDA-core r4 plans on every bench shape (H100 and H200, 2026-11-25).
  * The constants were fitted to an H200 sweep of every plan on the benchmark shapes (bench gemv
  * --sweep, FP4 x in A's format): the pick is within 2 points of %copy of the best plan on each
  * of them, for all three formats; the FP4 x FP4 sm_90a terms to later H100 sweeps.
@@ -101,9 +104,9 @@ static int plan_shape(const ptxq_gemv_desc *d, const ptxq_tensor *a, const ptxq_
     if ((st = ptxq_check_tensor(x, "gemv: x", 1))) return st;
     if ((st = ptxq_check_tensor(y, "gemv: y", 1))) return st;
     if (d->rows_per_thread != 0 && d->rows_per_thread != 1 && d->rows_per_thread != 2 &&
-        d->rows_per_thread != 4)
-        return ptxq_fail(PTXQ_ERR_INVALID_ARGUMENT, "gemv: rows_per_thread %d; 0 (auto), 1, 2 or 4",
-                         d->rows_per_thread);
+        d->rows_per_thread != 4 && d->rows_per_thread != 16)
+        return ptxq_fail(PTXQ_ERR_INVALID_ARGUMENT, "gemv: rows_per_thread %d; 0 (auto), 1, 2, 4 "
+                         "or 16 (the tensor-core kernel)", d->rows_per_thread);
     if (d->k_warps != 0 && d->k_warps != 1 && d->k_warps != 2 && d->k_warps != 4 && d->k_warps != 8)
         return ptxq_fail(PTXQ_ERR_INVALID_ARGUMENT, "gemv: k_warps %d; 0 (auto), 1, 2, 4 or 8",
                          d->k_warps);
@@ -282,10 +285,18 @@ ptxq_status ptxq_gemv_validate(const ptxq_gemv_desc *d, const ptxq_tensor *a,
     return (ptxq_status)ptxq_ok();
 }
 
+/* rows 16: the tensor-core kernel (a warp owns 16 rows; gen/gemv.py, class TC) */
 static void kernel_name(const gemv_shape *s, int rows, char *buf, size_t n) {
     const char *xn = s->xk ? k_x_names[s->xk] : k_fmt_names[s->fmt];
-    snprintf(buf, n, "gemv_%s_%s_r%d", k_fmt_names[s->fmt], xn, rows);
+    if (rows == 16)
+        snprintf(buf, n, "gemv_%s_%s_tc", k_fmt_names[s->fmt], xn);
+    else
+        snprintf(buf, n, "gemv_%s_%s_r%d", k_fmt_names[s->fmt], xn, rows);
 }
+
+/* The tensor-core kernels' head start over the CUDA-core ones in the plan score: they are taken
+ * wherever they exist (FP4 A with F16 x), as measured (bench/RESULTS.md, fourteenth session). */
+#define TC_PREF 4.0
 
 /* Fills *p for (rows, wk); returns its score (0 if the kernel is missing). */
 static double score_plan(const gemv_shape *s, const char *target, int sms, int dram, int rows,
@@ -310,10 +321,17 @@ static double score_plan(const gemv_shape *s, const char *target, int sms, int d
     double fill = ctas / slots < 1.0 ? ctas / slots : 1.0;
     double w = ctas / slots;
     double tail = w / (w + 0.25);
+    double rows_eff = (double)s->M / (double)(tiles * p->rows_per_cta);
+    if (rows == 16) {
+        /* the tensor-core kernel: a warp walks windows of 4 chunks; each extra window counts as
+         * elsewhere, and it is preferred to the CUDA-core kernels wherever it exists (TC_PREF) */
+        int64_t win = ceil_div(s->nch, 4 * wk);
+        double tw = (double)(win > 0 ? win : 1);
+        return TC_PREF * fill * tail * rows_eff * tw / (tw + 1.0);
+    }
     int64_t trips = ceil_div(s->nch, 32 * wk);
     double lanes = trips > 0 ? (double)s->nch / (double)(trips * 32 * wk) : 1.0;
     lanes = 1.0 - 0.5 * (1.0 - lanes); /* idle lanes cost issue slots, not DRAM bandwidth */
-    double rows_eff = (double)s->M / (double)(tiles * p->rows_per_cta);
     static const double reuse_fp4[5] = {0, 0.6, 0.8, 0, 1.0}, reuse_fp8[5] = {0, 0.9, 1.0, 0, 1.0};
     double reuse = s->fmt < 2 ? reuse_fp4[rows] : reuse_fp8[rows];
     double t = (double)(trips > 0 ? trips : 1);
@@ -338,10 +356,12 @@ static double score_plan(const gemv_shape *s, const char *target, int sms, int d
 
 static int choose_plan(const gemv_shape *s, const ptxq_gemv_desc *d, const char *target, int sms,
                        int dram, ptxq_gemv_plan *best) {
-    static const int rows_opts[3] = {4, 2, 1}, wk_opts[4] = {1, 2, 4, 8};
+    static const int rows_opts[4] = {16, 4, 2, 1}, wk_opts[4] = {1, 2, 4, 8};
     double best_score = -1.0;
-    for (int i = 0; i < 3; ++i) {
+    for (int i = 0; i < 4; ++i) {
         if (d->rows_per_thread && d->rows_per_thread != rows_opts[i]) continue;
+        /* the tensor-core kernels are measured on sm_90a only: elsewhere only when asked */
+        if (rows_opts[i] == 16 && !d->rows_per_thread && strcmp(target, "sm_90a")) continue;
         for (int j = 0; j < 4; ++j) {
             if (d->k_warps && d->k_warps != wk_opts[j]) continue;
             ptxq_gemv_plan p;

@@ -228,7 +228,7 @@ static void test_registry(void **state) {
     }
     printf("[ INFO     ] %d gemv cubins in the registry\n", n);
     free(ks);
-    assert_int_equal(n, 99);
+    assert_int_equal(n, 105); /* 33 variants (+ 2 tensor-core) x 3 targets */
     assert_int_equal(bad, 0);
 }
 
@@ -292,18 +292,22 @@ static void test_sass(void **state) {
          * loop); x: at least one more of each. Other loads: scale bytes (NVFP4's pairs as one
          * 16-bit load each in the fast loops), the 8-byte half chunk of an NVFP4 row, the two
          * per-tensor scale words. */
-        int want128 = 2 * (kernel_rows(k->name) + 1);
+        /* the tensor-core kernels ("..._tc"): 2 rows of A and 4 of x's 16 bytes a window (fast
+         * and tail copies), scale bytes one by one, and the 8 mma.sync of a window as HMMA */
+        int tc = strlen(k->name) > 3 && !strcmp(k->name + strlen(k->name) - 3, "_tc");
+        int want128 = tc ? 12 : 2 * (kernel_rows(k->name) + 1);
         /* the bulk-copy ring kernels (sm_90a) read A from shared memory: LDG.128 for x only */
         int ring = k->name[strlen(k->name) - 1] == 'b' && !strcmp(k->target, "sm_90a");
         if (ring) want128 = 1;
         /* NVFP4 (not the ring): the fast one-chunk loop loads R + 1 scale pairs as LDG.U16 */
-        int want16 = !strncmp(k->name, "gemv_nvfp4_", 11) && !ring ? kernel_rows(k->name) + 1 : 0;
+        int want16 = !strncmp(k->name, "gemv_nvfp4_", 11) && !ring && !tc ?
+                     kernel_rows(k->name) + 1 : 0;
         int other = sass_ldg_total(&h[i]) - h[i].ldg[SASS_W128] - h[i].ldg[SASS_W8] -
                     h[i].ldg[SASS_W16] - h[i].ldg[SASS_W64];
         if (h[i].ldg[SASS_W128] < want128 || (ring && h[i].ldg[SASS_W128] > 2) || other > 2 ||
             h[i].ldg[SASS_W16] < want16 ||
             h[i].ldl || h[i].stl ||
-            (!strcmp(k->target, "sm_90a") && h[i].mma)) {
+            (tc ? h[i].mma < 16 : !strcmp(k->target, "sm_90a") && h[i].mma)) {
             print_error("%s %s: LDG.128 %d (want >= %d), LDG.U16 %d (want >= %d), other LDG %d, "
                         "LDL/STL %d/%d, MMA %d\n", k->name, k->target, h[i].ldg[SASS_W128],
                         want128, h[i].ldg[SASS_W16], want16, other, h[i].ldl, h[i].stl, h[i].mma);
@@ -417,6 +421,24 @@ static void test_every_plan(void **state) {
                 c.globals = 1;
                 fails += run_one(c, 0) != 0;
             }
+    /* the tensor-core kernels (FP4 A, F16 x): every warps-along-K, y type, scale layout */
+    for (int f = 0; f < 2; ++f)
+        for (int i = 0; i < 8; ++i) {
+            gemv_case c;
+            memset(&c, 0, sizeof c);
+            c.format = k_formats[f];
+            c.x = PTXQ_F16;
+            c.y = k_y[i % 3];
+            c.M = 77 + 40 * (i % 2);
+            c.K = f == 0 ? 3 * 1024 + 16 : 3 * 1024 + 32;
+            c.L = 2;
+            c.rows_per_thread = 16;
+            c.k_warps = ks[i % 4];
+            c.scales = i < 4 ? 0 : i < 6 ? 2 : 1;  /* row-major, 128x4, M-major */
+            c.x_shared = i == 7;
+            c.globals = 1;
+            fails += run_one(c, 0) != 0;
+        }
     assert_int_equal(fails, 0);
 }
 
