@@ -35,7 +35,7 @@ Work decomposition
   row through 128 bytes of shared memory; one thread per row applies ga * gx, converts, stores.
   With WK = 1 lanes 0..R-1 store their warp's rows straight from the butterfly, without shared
   memory or bar.sync (H100, (7168, 2048, 4): NVFP4 -0.45 µs, MXFP8 -0.4).
-  The tensor-core kernels ("gemv_<fp4>_f16_tc", FP4 A with F16 x; class TC below) split work
+  The tensor-core kernels ("gemv_<fp4>_<f16|bf16>_tc", FP4 A with F16/BF16 x; class TC) split work
   differently: a warp owns 16 rows, lane (g, t) two of them, and walks K in windows of 64
   bytes a row; the dot products run on mma.sync with x, masked per scale block, as the B
   operand. R is 16 in the plan (rows per CTA 8/WK * 16).
@@ -1218,7 +1218,7 @@ class GV:
         return text.replace(".visible .entry", decl + ".visible .entry", 1)
 
 
-# ---- the tensor-core kernels ("..._tc": FP4 A x F16 x, sm_90a) ------------------------------
+# ---- the tensor-core kernels ("..._tc": FP4 A x F16 or BF16 x, sm_90a) ----------------------
 # A warp takes 16 rows (lane (g, t) = (lane / 4, lane % 4) holds rows g and g + 8) and walks K in
 # windows of 4 chunks (128 elements, 64 bytes a row): lane t reads its rows' chunk 4w + t. Each
 # 16-byte chunk is decoded E2M1 -> E4M3 (a bit spread: the value times 2^-6, exact) -> f16x2
@@ -1233,7 +1233,9 @@ class GV:
 # D[g][2t + 1], D[g + 8][2t], D[g + 8][2t + 1]: its own chunk's two half-chunk block sums for
 # both its rows, exact in f32 (16 products of an 11-bit and a 3-bit significand), scaled once a
 # window in f32 by the block scale (NVFP4: one per half; MXFP4: the two halves are one block).
-TC_X = ("f16",)
+# BF16 x: mma.sync bf16, A decoded by spread_bf16 (pairs (i, i + 4), 2.4 instructions an
+# element) and each B register assembled from x's halves by one prmt to the same pairing.
+TC_X = ("f16", "bf16")
 
 
 def tc_name(fmt, xt):
@@ -1264,6 +1266,29 @@ def spread_e4m3(k, w, tag):
             o = k.reg(".b32", f"{tag}f{len(out)}")
             k(f"cvt.rn.f16x2.e4m3x2 {o}, {b}")
             out.append(o)
+    return out
+
+
+def spread_bf16(k, w, tag):
+    """One word of 8 E2M1 codes -> 4 bf16x2, pairs (i, i + 4) (whose sign bits sit 16 apart, as
+    bf16x2's do), exact. Each code's bits move into a bf16 with exponent field e and mantissa
+    m << 6, the value times 2^-126 (the subnormal code lands on bf16's subnormal 2^-127), and
+    one mul.rn.bf16x2 by 2^126 (subnormals are kept: bf16 arithmetic has no flush) restores it:
+    the products of the mma stay far from f32's subnormal range."""
+    out = []
+    m, sg = k.reg(".b32", "t_bm"), k.reg(".b32", "t_bs")
+    for i in range(4):
+        o = k.reg(".b32", f"{tag}b{i}")
+        d = 6 - 4 * i
+        k(f"shl.b32 {m}, {w}, {d}" if d > 0 else f"shr.b32 {m}, {w}, {-d}")
+        k(f"and.b32 {m}, {m}, 0x01C001C0")
+        if i < 3:
+            k(f"shl.b32 {sg}, {w}, {12 - 4 * i}")
+            k(f"lop3.b32 {o}, {m}, {sg}, 0x80008000, 0x{LOP_OR_AND:02X}")
+        else:
+            k(f"lop3.b32 {o}, {m}, {w}, 0x80008000, 0x{LOP_OR_AND:02X}")
+        k(f"mul.rn.bf16x2 {o}, {o}, %bf2p126")
+        out.append(o)
     return out
 
 
@@ -1343,6 +1368,9 @@ class TC(GV):
         if self.nv:
             k.reg(".pred", "p_hashalf")
             k("setp.gt.u32 %p_hashalf, %a_nch, %a_nfull")
+        if self.xt == "bf16":
+            k.reg(".b32", "bf2p126")
+            k("mov.b32 %bf2p126, 0x7E807E80")
         k.reg(".f32", "accA")
         k.reg(".f32", "accB")
         k.reg(".f32", "fz")
@@ -1418,15 +1446,28 @@ class TC(GV):
         self.ld(Q[0:4], f"{xa}+32", "x", p1)
         self.ld(Q[4:8], f"{xa}+48", "x", p1)
         sc = {rr: self.scales(sb[rr], f"s{rr}") for rr in ("A", "B")}
-        h = {rr: [spread_e4m3(k, words[rr][j], f"d{rr}{j}_") for j in range(4)]
+        bf = self.xt == "bf16"
+        spread = spread_bf16 if bf else spread_e4m3
+        h = {rr: [spread(k, words[rr][j], f"d{rr}{j}_") for j in range(4)]
              for rr in ("A", "B")}
         D = [k.reg(".f32", f"d{j}") for j in range(4)]
         for s in range(8):
             a = [h["A"][s // 4][s % 4], h["B"][s // 4][s % 4],
                  h["A"][2 + s // 4][s % 4], h["B"][2 + s // 4][s % 4]]
+            b = [P[s], Q[s]]
+            if bf:
+                # A's pair s is elements (e, e + 4), e = 8 (s / 4) + s % 4 of the half: x's
+                # registers hold (2j, 2j + 1), so take the matching halves of two of them
+                i = s % 4
+                j0 = 4 * (s // 4) + i // 2
+                sel = "0x7632" if i % 2 else "0x5410"
+                b = [k.reg(".b32", "t_xb0"), k.reg(".b32", "t_xb1")]
+                k(f"prmt.b32 {b[0]}, {P[j0]}, {P[j0 + 2]}, {sel}")
+                k(f"prmt.b32 {b[1]}, {Q[j0]}, {Q[j0 + 2]}, {sel}")
             cin = "%fz, %fz, %fz, %fz" if s == 0 else ", ".join(D)
-            k(f"mma.sync.aligned.m16n8k16.row.col.f32.f16.f16.f32 {{{', '.join(D)}}}, "
-              f"{{{', '.join(a)}}}, {{{P[s]}, {Q[s]}}}, {{{cin}}}")
+            ty = "bf16" if bf else "f16"
+            k(f"mma.sync.aligned.m16n8k16.row.col.f32.{ty}.{ty}.f32 {{{', '.join(D)}}}, "
+              f"{{{', '.join(a)}}}, {{{', '.join(b)}}}, {{{cin}}}")
         if self.nv:
             k(f"fma.rn.f32 %accA, {D[0]}, {sc['A'][0]}, %accA")
             k(f"fma.rn.f32 %accA, {D[1]}, {sc['A'][1]}, %accA")
@@ -1483,7 +1524,8 @@ class TC(GV):
         k = self.k
         g, f, pl = k.reg(".f32", "gscale"), k.reg(".b32", "t_gf"), k.reg(".pred", "p_g")
         k.reg(".f32", "oscale")
-        k("mov.f32 %oscale, 0f42800000")
+        # f16: the decode's E4M3 values are A's times 2^-6; bf16: exact
+        k(f"mov.f32 %oscale, {'0f3F800000' if self.xt == 'bf16' else '0f42800000'}")
         for flag, ptr, nm in ((FLAG_GA, "%a_ga", "GA"), (FLAG_GX, "%a_gx", "GX")):
             k(f"and.b32 {f}, %a_flags, {flag}")
             k(f"setp.eq.u32 {pl}, {f}, 0")

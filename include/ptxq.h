@@ -285,7 +285,7 @@ ptxq_status ptxq_quantize(ptxq_context *ctx, const ptxq_quant_desc *desc, const 
  * scaled (sa * sx in f32) and accumulated in f32; ga * gx and the conversion to y come last.
  *
  * Work split (the plan): a thread owns rows_per_thread rows (1, 2, 4: kernel variants), a CTA is 8
- * warps of which k_warps split K; FP4 A with F16 x also has a tensor-core kernel (rows_per_thread
+ * warps of which k_warps split K; FP4 A with BF16/F16 x also has a tensor-core kernel (rows_per_thread
  * 16: a warp owns 16 rows, its dot products run on mma.sync; the runtime's choice on sm_90a); the runtime scores the combinations for M, K, L, the SM count
  * and each kernel's occupancy (src/gemv.c). Nonzero desc fields fix a choice;
  * ptxq_gemv_plan_for() returns what a call would launch. NVFP4 x NVFP4 has software-pipelined
@@ -316,7 +316,7 @@ typedef struct ptxq_gemv_desc {
     uint64_t a_global;                /* device float*: A's per-tensor scale, 0 = none (1) */
     uint64_t x_global;                /* device float*: x's per-tensor scale, 0 = none (1) */
     int rows_per_thread;              /* 0 = chosen by the runtime, else 1, 2 or 4, or 16: the
-                                         tensor-core kernel (FP4 A with F16 x only) */
+                                         tensor-core kernel (FP4 A, BF16/F16 x only) */
     int k_warps;                      /* 0 = chosen by the runtime, else 1, 2, 4 or 8 */
     unsigned flags;                   /* PTXQ_GEMV_NO_PDL | PTXQ_GEMV_STATIC_WEIGHTS, 0 = PDL */
     int prefetch_trips;               /* L2 prefetch depth: 0 = chosen by the runtime, -1 =

@@ -18,9 +18,10 @@
  *                                                           reduction (FP4 x FP4 on sm_90a:
  *                                                           see score_plan).
  * Resident CTAs per SM come from the kernel's register count (ptxas -v, in the registry).
- * FP4 A with F16 x on sm_90a takes the tensor-core kernel ("_tc", rows 16: 16 rows a warp)
- * wherever it exists (TC_PREF), with WK by fill, tail and windows per warp: measured 4-15 points
- * of copy ahead of the CUDA-core r4 plans on every bench shape (H100 and H200, 2026-11-25).
+ * FP4 A with BF16/F16 x on sm_90a takes the tensor-core kernel ("_tc", rows 16: 16 rows a warp)
+ * wherever it exists (TC_PREF), with WK by fill, tail and windows per warp: measured ahead of
+ * the CUDA-core r4 plans on every bench shape (H100 and H200, 2026-11-25: F16 x 4-15 points of
+ * copy, BF16 x 0-10).
  * The constants were fitted to an H200 sweep of every plan on the benchmark shapes (bench gemv
  * --sweep, FP4 x in A's format): the pick is within 2 points of %copy of the best plan on each
  * of them, for all three formats; the FP4 x FP4 sm_90a terms to later H100 sweeps.
@@ -295,7 +296,8 @@ static void kernel_name(const gemv_shape *s, int rows, char *buf, size_t n) {
 }
 
 /* The tensor-core kernels' head start over the CUDA-core ones in the plan score: they are taken
- * wherever they exist (FP4 A with F16 x), as measured (bench/RESULTS.md, fourteenth session). */
+ * wherever they exist (FP4 A with BF16/F16 x), as measured (bench/RESULTS.md, fourteenth
+ * session). */
 #define TC_PREF 4.0
 
 /* Fills *p for (rows, wk); returns its score (0 if the kernel is missing). */

@@ -228,7 +228,7 @@ static void test_registry(void **state) {
     }
     printf("[ INFO     ] %d gemv cubins in the registry\n", n);
     free(ks);
-    assert_int_equal(n, 105); /* 33 variants (+ 2 tensor-core) x 3 targets */
+    assert_int_equal(n, 111); /* 33 variants + 4 tensor-core, x 3 targets */
     assert_int_equal(bad, 0);
 }
 
@@ -421,16 +421,17 @@ static void test_every_plan(void **state) {
                 c.globals = 1;
                 fails += run_one(c, 0) != 0;
             }
-    /* the tensor-core kernels (FP4 A, F16 x): every warps-along-K, y type, scale layout */
-    for (int f = 0; f < 2; ++f)
+    /* the tensor-core kernels (FP4 A, F16 or BF16 x): every warps-along-K, y type, scale
+     * layout */
+    for (int f = 0; f < 4; ++f)
         for (int i = 0; i < 8; ++i) {
             gemv_case c;
             memset(&c, 0, sizeof c);
-            c.format = k_formats[f];
-            c.x = PTXQ_F16;
+            c.format = k_formats[f % 2];
+            c.x = f < 2 ? PTXQ_F16 : PTXQ_BF16;
             c.y = k_y[i % 3];
             c.M = 77 + 40 * (i % 2);
-            c.K = f == 0 ? 3 * 1024 + 16 : 3 * 1024 + 32;
+            c.K = f % 2 == 0 ? 3 * 1024 + 16 : 3 * 1024 + 32;
             c.L = 2;
             c.rows_per_thread = 16;
             c.k_warps = ks[i % 4];
