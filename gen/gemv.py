@@ -273,12 +273,18 @@ def decode_fp4(k, target, w, tag):
     k(f"prmt.b32 {lut_hi}, %lut0, %lut1, {mag_hi}")
     for i in range(4):
         k(f"prmt.b32 {out[i]}, {lut_lo}, {lut_hi}, 0x{spread_selector(i):04X}")
-        if i < 3:
-            k(f"shl.b32 {sgn}, {w}, {12 - 4 * i}")
-            k(f"lop3.b32 {out[i]}, {out[i]}, {sgn}, 0x80008000, 0x{LOP_OR_AND:02X}")
-        else:
-            k(f"lop3.b32 {out[i]}, {out[i]}, {w}, 0x80008000, 0x{LOP_OR_AND:02X}")
+        pair_signs(k, out[i], out[i], w, i, sgn)
     return out
+
+
+def pair_signs(k, dst, mag, w, i, tmp):
+    """dst = mag | the signs of elements (i, i + 4) of the E2M1 word w at bits 15 and 31 (they sit
+    16 apart in w, as in a 16-bit pair): one shift (none for i = 3) and one lop3."""
+    if i < 3:
+        k(f"shl.b32 {tmp}, {w}, {12 - 4 * i}")
+        k(f"lop3.b32 {dst}, {mag}, {tmp}, 0x80008000, 0x{LOP_OR_AND:02X}")
+    else:
+        k(f"lop3.b32 {dst}, {mag}, {w}, 0x80008000, 0x{LOP_OR_AND:02X}")
 
 
 def decode_x_i8(k, w, tag):
@@ -341,6 +347,42 @@ def halves_f32(k, h2, lo, hi):
     k(f"mov.b32 {{{t0}, {t1}}}, {h2}")
     k(f"cvt.f32.f16 {lo}, {t0}")
     k(f"cvt.f32.f16 {hi}, {t1}")
+
+
+def sum_parts(k, s, t, ad, n, pl, stride):
+    """s += the n f32 at [ad], [ad + stride], ... in shared memory (the WK warps' parts of a row,
+    in warp order: every plan's sum in the same order)."""
+    k.label("RED_LOOP")
+    k(f"ld.shared.f32 {t}, [{ad}]")
+    k(f"add.f32 {s}, {s}, {t}")
+    k(f"add.u32 {ad}, {ad}, {stride}")
+    k(f"sub.u32 {n}, {n}, 1")
+    k(f"setp.ne.u32 {pl}, {n}, 0")
+    k(f"@{pl} bra RED_LOOP")
+
+
+def store_y(k, s, row, pl, sfx, end):
+    """y[l, row] = s in y's type (the flags' Y field); every path ends at label `end`."""
+    ya, r64 = k.reg(".b64", "yaddr"), k.reg(".b64", "t_y64")
+    k(f"mad.lo.u64 {ya}, %l64, %a_y_l, %a_y")
+    k(f"cvt.u64.u32 {r64}, {row}")
+    k(f"mad.lo.u64 {ya}, {r64}, %a_y_m, {ya}")
+    yt, h = k.reg(".b32", "t_yt"), k.reg(".b16", "t_yh")
+    k(f"and.b32 {yt}, %a_flags, {Y_MASK}")
+    k(f"setp.ne.u32 {pl}, {yt}, {Y_F32}")
+    k(f"@{pl} bra Y_NARROW{sfx}")
+    k(f"st.global.f32 [{ya}], {s}")
+    k(f"bra {end}")
+    k.label(f"Y_NARROW{sfx}")
+    k(f"setp.ne.u32 {pl}, {yt}, {Y_F16}")
+    k(f"@{pl} bra Y_BF16{sfx}")
+    k(f"cvt.rn.f16.f32 {h}, {s}")
+    k(f"st.global.b16 [{ya}], {h}")
+    k(f"bra {end}")
+    k.label(f"Y_BF16{sfx}")
+    k(f"cvt.rn.bf16.f32 {h}, {s}")
+    k(f"st.global.b16 [{ya}], {h}")
+    k.label(end)
 
 
 class GV:
@@ -1137,13 +1179,7 @@ class GV:
         n = k.reg(".b32", "t_n")
         k(f"mov.f32 {s}, 0f00000000")
         k(f"shl.b32 {n}, 1, %a_wk_shift")
-        k.label("RED_LOOP")
-        k(f"ld.shared.f32 {t}, [{ad}]")
-        k(f"add.f32 {s}, {s}, {t}")
-        k(f"add.u32 {ad}, {ad}, {4 * R}")
-        k(f"sub.u32 {n}, {n}, 1")
-        k(f"setp.ne.u32 {pl}, {n}, 0")
-        k(f"@{pl} bra RED_LOOP")
+        sum_parts(k, s, t, ad, n, pl, 4 * R)
         k(f"mad.lo.u32 {row}, %tile, %rpc, %thread")
         k.label("Y_ROW")
         k(f"setp.ge.u32 {pf}, {row}, %a_m")
@@ -1157,26 +1193,7 @@ class GV:
             k(f"ld.global.f32 {g}, [{ptr}]")
             k(f"mul.f32 {s}, {s}, {g}")
             k.label(lab)
-        ya, r64 = k.reg(".b64", "yaddr"), k.reg(".b64", "t_y64")
-        k(f"mad.lo.u64 {ya}, %l64, %a_y_l, %a_y")
-        k(f"cvt.u64.u32 {r64}, {row}")
-        k(f"mad.lo.u64 {ya}, {r64}, %a_y_m, {ya}")
-        yt, h = k.reg(".b32", "t_yt"), k.reg(".b16", "t_yh")
-        k(f"and.b32 {yt}, %a_flags, {Y_MASK}")
-        k(f"setp.ne.u32 {pl}, {yt}, {Y_F32}")
-        k(f"@{pl} bra Y_NARROW")
-        k(f"st.global.f32 [{ya}], {s}")
-        k("bra DONE")
-        k.label("Y_NARROW")
-        k(f"setp.ne.u32 {pl}, {yt}, {Y_F16}")
-        k(f"@{pl} bra Y_BF16")
-        k(f"cvt.rn.f16.f32 {h}, {s}")
-        k(f"st.global.b16 [{ya}], {h}")
-        k("bra DONE")
-        k.label("Y_BF16")
-        k(f"cvt.rn.bf16.f32 {h}, {s}")
-        k(f"st.global.b16 [{ya}], {h}")
-        k.label("DONE")
+        store_y(k, s, row, pl, "", "DONE")
 
     def emit(self):
         k = self.k
@@ -1282,11 +1299,7 @@ def spread_bf16(k, w, tag):
         d = 6 - 4 * i
         k(f"shl.b32 {m}, {w}, {d}" if d > 0 else f"shr.b32 {m}, {w}, {-d}")
         k(f"and.b32 {m}, {m}, 0x01C001C0")
-        if i < 3:
-            k(f"shl.b32 {sg}, {w}, {12 - 4 * i}")
-            k(f"lop3.b32 {o}, {m}, {sg}, 0x80008000, 0x{LOP_OR_AND:02X}")
-        else:
-            k(f"lop3.b32 {o}, {m}, {w}, 0x80008000, 0x{LOP_OR_AND:02X}")
+        pair_signs(k, o, m, w, i, sg)
         k(f"mul.rn.bf16x2 {o}, {o}, %bf2p126")
         out.append(o)
     return out
@@ -1537,28 +1550,8 @@ class TC(GV):
     def store(self, s, row, lab):
         """y[row] = s times %oscale, in y's type."""
         k = self.k
-        pl = k.reg(".pred", "p_g")
         k(f"mul.f32 {s}, {s}, %oscale")
-        ya, r64 = k.reg(".b64", "yaddr"), k.reg(".b64", "t_y64")
-        k(f"mad.lo.u64 {ya}, %l64, %a_y_l, %a_y")
-        k(f"cvt.u64.u32 {r64}, {row}")
-        k(f"mad.lo.u64 {ya}, {r64}, %a_y_m, {ya}")
-        yt, hh = k.reg(".b32", "t_yt"), k.reg(".b16", "t_yh")
-        k(f"and.b32 {yt}, %a_flags, {Y_MASK}")
-        k(f"setp.ne.u32 {pl}, {yt}, {Y_F32}")
-        k(f"@{pl} bra Y_NARROW{lab}")
-        k(f"st.global.f32 [{ya}], {s}")
-        k(f"bra Y_END{lab}")
-        k.label(f"Y_NARROW{lab}")
-        k(f"setp.ne.u32 {pl}, {yt}, {Y_F16}")
-        k(f"@{pl} bra Y_BF16{lab}")
-        k(f"cvt.rn.f16.f32 {hh}, {s}")
-        k(f"st.global.b16 [{ya}], {hh}")
-        k(f"bra Y_END{lab}")
-        k.label(f"Y_BF16{lab}")
-        k(f"cvt.rn.bf16.f32 {hh}, {s}")
-        k(f"st.global.b16 [{ya}], {hh}")
-        k.label(f"Y_END{lab}")
+        store_y(k, s, row, k.reg(".pred", "p_g"), lab, f"Y_END{lab}")
 
     def finish_tc(self):
         k = self.k
@@ -1604,13 +1597,7 @@ class TC(GV):
         k(f"mad.lo.u32 {ad}, {rr_}, 4, {ad}")
         k(f"mov.f32 {s}, 0f00000000")
         k(f"shl.b32 {n}, 1, %a_wk_shift")
-        k.label("RED_LOOP")
-        k(f"ld.shared.f32 {t}, [{ad}]")
-        k(f"add.f32 {s}, {s}, {t}")
-        k(f"add.u32 {ad}, {ad}, 64")
-        k(f"sub.u32 {n}, {n}, 1")
-        k(f"setp.ne.u32 {pl}, {n}, 0")
-        k(f"@{pl} bra RED_LOOP")
+        sum_parts(k, s, t, ad, n, pl, 64)
         k(f"mad.lo.u32 {row}, %tile, %rpc, %thread")
         k(f"setp.ge.u32 {pl}, {row}, %a_m")
         k(f"@{pl} bra DONE")
