@@ -1314,6 +1314,8 @@ class TC(GV):
         # windows a trip, A's loads issued together (GEMV_OPTS=u=N). H200, 2026-11-25: u = 2 (80
         # / 71 registers) and 4 (120 / 108) were 3-50% slower than u = 1 (64) on every bench shape
         self.TU = int(p.get("u", 1))
+        # an experiment knob, not measured yet: L2 prefetch of A this many windows ahead
+        self.pfd = int(p.get("pfd", 0))
 
     def setup_tc(self):
         k = self.k
@@ -1419,6 +1421,14 @@ class TC(GV):
             else:
                 self.ld(ws, aa, "a")
             words[rr] = ws
+        if self.pfd and not tail:
+            k.comment(f"L2 prefetch of this lane's chunk {self.pfd} windows ahead (no registers held)")
+            pc, pp, pa = k.reg(".b32", "t_pfc"), k.reg(".pred", "p_pfc"), k.reg(".b64", "t_pfa")
+            k(f"mad.lo.u32 {pc}, %cstep, {self.pfd}, {c}")
+            k(f"setp.lt.u32 {pp}, {pc}, %a_nch")
+            for rr in ("A", "B"):
+                k(f"mad.wide.u32 {pa}, {pc}, 16, %abase{rr}")
+                k(f"@{pp} prefetch.global.L2 [{pa}]")
         kk = self.chunk_k(c, "w")
         ko, tk = k.reg(".b32", "koff"), k.reg(".b32", "t_k")
         k(f"shr.u32 {tk}, {kk}, %a_ksh")
