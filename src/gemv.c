@@ -155,6 +155,10 @@ static int plan_shape(const ptxq_gemv_desc *d, const ptxq_tensor *a, const ptxq_
         return ptxq_fail(PTXQ_ERR_DTYPE, "gemv: x is %s; %s A takes x in %s (with scales), BF16 or F16",
                          ptxq_dtype_name(x->dtype), fname, ptxq_dtype_name(elem));
     s->xk = quant_x ? 0 : x->dtype == PTXQ_BF16 ? 1 : 2;
+    if (d->rows_per_thread == 16 && (s->fmt == 2 || quant_x))
+        return ptxq_fail(PTXQ_ERR_INVALID_ARGUMENT, "gemv: rows_per_thread 16 (the tensor-core "
+                         "kernel) takes FP4 A (NVFP4, MXFP4) with BF16 or F16 x; this call has "
+                         "%s A with x in %s", fname, ptxq_dtype_name(x->dtype));
     if (x->rank != 1 && x->rank != 2)
         return ptxq_fail(PTXQ_ERR_SHAPE, "gemv: x has rank %d; [K] or [L, K] expected", x->rank);
     if (x->shape[x->rank - 1] != s->K)
@@ -501,7 +505,9 @@ static int memo_plan(const gemv_shape *s, const ptxq_gemv_desc *d, const char *t
 static int prefetch_depth(const gemv_shape *s, const ptxq_gemv_desc *d, const ptxq_gemv_plan *p,
                           int sms) {
     int64_t trips = ceil_div(s->nch, 32 * (int64_t)p->k_warps);
-    if (d->prefetch_trips < 0 || trips <= 0 || p->pipelined == 2) return 0; /* ring: no prefetch */
+    /* the ring and the tensor-core kernels have no prefetch */
+    if (d->prefetch_trips < 0 || trips <= 0 || p->pipelined == 2 || p->rows_per_thread == 16)
+        return 0;
     int64_t want = d->prefetch_trips;
     if (!want) {
         static _Thread_local int env = -2;

@@ -138,6 +138,18 @@ static void test_validate_good(void **state) {
     v.d.prefetch_trips = -1;
     v.d.pipelined = -1;
     expect_ok(v);
+    /* the tensor-core kernel: NVFP4 A with F16 x (MXFP8 A is refused) */
+    vcall t = good_call();
+    t.d.rows_per_thread = 16;
+    t.x.dtype = PTXQ_F16;
+    t.no_xs = 1;
+    expect_ok(t);
+    v.d.rows_per_thread = 16;
+    ptxq_status st16 = validate(&v);
+    if (st16 != PTXQ_ERR_INVALID_ARGUMENT || !strstr(ptxq_last_error(), "tensor-core"))
+        fail_msg("MXFP8 with rows_per_thread 16: %s (%s)", ptxq_status_name(st16),
+                 ptxq_last_error());
+    v.d.rows_per_thread = 2;
     v.d.pipelined = 2;
     expect_ok(v);
     int64_t a0[2] = {5, 0}, s0[2] = {5, 0}, x0 = 0, y0 = 5;
@@ -152,7 +164,7 @@ static void test_validate_good(void **state) {
 
 static void test_validate_bad(void **state) {
     (void)state;
-    for (int c = 0; c < 30; ++c) {
+    for (int c = 0; c < 31; ++c) {
         vcall v = good_call();
         ptxq_status want;
         switch (c) {
@@ -187,6 +199,7 @@ static void test_validate_bad(void **state) {
         case 26: v.d.flags = 4; want = PTXQ_ERR_INVALID_ARGUMENT; break;
         case 27: v.d.prefetch_trips = -2; want = PTXQ_ERR_INVALID_ARGUMENT; break;
         case 28: v.d.prefetch_trips = 65; want = PTXQ_ERR_INVALID_ARGUMENT; break;
+        case 29: v.d.rows_per_thread = 16; want = PTXQ_ERR_INVALID_ARGUMENT; break; /* FP4 x */
         default: v.d.pipelined = 3; want = PTXQ_ERR_INVALID_ARGUMENT; break;
         }
         ptxq_status st = validate(&v);
