@@ -277,7 +277,8 @@ static int bench_one(ptxq_dev *d, ptxq_gemv_format f, ptxq_dtype xt, ptxq_dtype 
     char xname[8];
     snprintf(xname, sizeof xname, "%s", quant_x ? gemv_format_name(f) : ptxq_dtype_name(xt));
     int fails = bad != 0;
-    /* 16: the tensor-core kernel (FP4 A with F16 x; the sweep skips it where it does not exist) */
+    /* 16: the tensor-core kernel (FP4 A with BF16/F16 x; the sweep skips it where it does not
+     * exist) */
     static const int rs[4] = {4, 2, 1, 16}, ks[4] = {1, 2, 4, 8};
     int nmodes = md->npdl * md->npf * md->npers;
     for (int i = 0; i < (sweep ? 16 : 1) * nmodes; ++i) {
@@ -341,7 +342,8 @@ static int bench_one(ptxq_dev *d, ptxq_gemv_format f, ptxq_dtype xt, ptxq_dtype 
         unsigned ctas = md->read_ctas[i] ? md->read_ctas[i] : 12u * (unsigned)d->info.sm_count;
         printf("  read-only floor (ptx/read_stream, %u CTAs of %u x %u loads): %.2f us per read of "
                "%.1f MiB, %.0f GB/s = %.1f%% of the large copy\n", ctas, md->read_threads[i],
-               md->read_loads[i], cc.ms * 1e3, cc.bytes / 1048576.0, cc.gbps, 100.0 * cc.gbps / cp->gbps);
+               md->read_loads[i], cc.ms * 1e3, cc.bytes / 1048576.0, cc.gbps,
+               100.0 * cc.gbps / cp->gbps);
     }
     return fails;
 }

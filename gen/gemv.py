@@ -361,6 +361,18 @@ def sum_parts(k, s, t, ad, n, pl, stride):
     k(f"@{pl} bra RED_LOOP")
 
 
+def mul_globals(k, dst, pl):
+    """dst *= A's and x's per-tensor scales, each where its flag says it is passed."""
+    g, f = k.reg(".f32", "gscale"), k.reg(".b32", "t_gf")
+    for flag, ptr, lab in ((FLAG_GA, "%a_ga", "NO_GA"), (FLAG_GX, "%a_gx", "NO_GX")):
+        k(f"and.b32 {f}, %a_flags, {flag}")
+        k(f"setp.eq.u32 {pl}, {f}, 0")
+        k(f"@{pl} bra {lab}")
+        k(f"ld.global.f32 {g}, [{ptr}]")
+        k(f"mul.f32 {dst}, {dst}, {g}")
+        k.label(lab)
+
+
 def store_y(k, s, row, pl, sfx, end):
     """y[l, row] = s in y's type (the flags' Y field); every path ends at label `end`."""
     ya, r64 = k.reg(".b64", "yaddr"), k.reg(".b64", "t_y64")
@@ -428,9 +440,12 @@ class GV:
         for name in ("a", "as", "x", "xs", "y", "ga", "gx"):
             k(f"cvta.to.global.u64 %a_{name}, %a_{name}")
 
-    def setup(self):
+    def coords(self):
+        """Who am I: warp (wm, wk) of the CTA, CTA = (batch l, row tile); %row0 = the warp's first
+        row (R rows a warp), the batch's A and scale bases, %p_sf128."""
         k, R = self.k, self.R
         k.comment("---- who am I: warp (wm, wk) of the CTA; CTA = (batch l, row tile)")
+
         tid, lane, warp = k.reg(".b32", "thread"), k.reg(".b32", "lane"), k.reg(".b32", "warp")
         k(f"mov.u32 {tid}, %tid.x")
         k(f"and.b32 {lane}, {tid}, 31")
@@ -461,6 +476,21 @@ class GV:
         ft = k.reg(".b32", "t_flag")
         k(f"and.b32 {ft}, %a_flags, {FLAG_SF128x4}")
         k(f"setp.ne.u32 {p128}, {ft}, 0")
+
+    def policies(self):
+        k = self.k
+        k.comment("cache policies: A streams through L2 (evict_first), x stays (evict_last)")
+        k.reg(".b64", "pol_a")
+        k.reg(".b64", "pol_x")
+        k("createpolicy.fractional.L2::evict_first.b64 %pol_a, 1.0")
+        k("createpolicy.fractional.L2::evict_last.b64 %pol_x, 1.0")
+
+    def setup(self):
+        k, R = self.k, self.R
+        self.coords()
+        # the registers coords() set, by their role names
+        wk, t, row0, l64 = k.reg(".b32", "wk"), k.reg(".b32", "t_s"), "%row0", "%l64"
+        abl, sbl, p128, ft = "%a_batch", "%s_batch", "%p_sf128", "%t_flag"
         if not self.chain:
             self.row_bases()
         else:
@@ -490,11 +520,7 @@ class GV:
         k(f"mad.lo.u64 {xr}, {l64}, %a_x_l, %a_x")
         k(f"mad.lo.u64 {xsr}, {l64}, %a_xs_l, %a_xs")
 
-        k.comment("cache policies: A streams through L2 (evict_first), x stays (evict_last)")
-        k.reg(".b64", "pol_a")
-        k.reg(".b64", "pol_x")
-        k("createpolicy.fractional.L2::evict_first.b64 %pol_a, 1.0")
-        k("createpolicy.fractional.L2::evict_last.b64 %pol_x, 1.0")
+        self.policies()
         if self.dp:
             k.comment("E2M1 magnitude -> 2 * value as int8, and negated, tables for prmt. Times\n"
                       "unit (1), so ptxas keeps them in registers instead of rematerializing a\n"
@@ -1185,14 +1211,7 @@ class GV:
         k(f"setp.ge.u32 {pf}, {row}, %a_m")
         k(f"@{pf} bra DONE")
         k.comment("per-tensor scales (NVFP4's global scale), then convert and store")
-        g, f = k.reg(".f32", "gscale"), k.reg(".b32", "t_gf")
-        for flag, ptr, lab in ((FLAG_GA, "%a_ga", "NO_GA"), (FLAG_GX, "%a_gx", "NO_GX")):
-            k(f"and.b32 {f}, %a_flags, {flag}")
-            k(f"setp.eq.u32 {pl}, {f}, 0")
-            k(f"@{pl} bra {lab}")
-            k(f"ld.global.f32 {g}, [{ptr}]")
-            k(f"mul.f32 {s}, {s}, {g}")
-            k.label(lab)
+        mul_globals(k, s, pl)
         store_y(k, s, row, pl, "", "DONE")
 
     def emit(self):
@@ -1314,50 +1333,23 @@ class TC(GV):
         # windows a trip, A's loads issued together (GEMV_OPTS=u=N). H200, 2026-11-25: u = 2 (80
         # / 71 registers) and 4 (120 / 108) were 3-50% slower than u = 1 (64) on every bench shape
         self.TU = int(p.get("u", 1))
-        # an experiment knob, not measured yet: L2 prefetch of A this many windows ahead
-        self.pfd = int(p.get("pfd", 0))
 
     def setup_tc(self):
         k = self.k
-        k.comment("---- who am I: warp (wm, wk), lane (g, t); CTA = (batch l, row tile)")
-        for name in ("thread", "lane", "warp", "wk", "wm", "g", "t4", "rpc", "bid", "l", "tile",
-                     "row0", "rowA", "rowB", "mlast", "t_s"):
+        self.coords()
+        k.comment("lane (g, t): rows row0 + g (A) and row0 + g + 8 (B); rows past M: addresses\n"
+                  "clamped to row M - 1 (computed, never stored)")
+        for name in ("g", "t4", "rowA", "rowB", "mlast"):
             k.reg(".b32", name)
-        k("mov.u32 %thread, %tid.x")
-        k("and.b32 %lane, %thread, 31")
-        k("shr.u32 %warp, %thread, 5")
         k("shr.u32 %g, %lane, 2")
         k("and.b32 %t4, %lane, 3")
-        k("shl.b32 %t_s, 1, %a_wk_shift")
-        k("sub.u32 %t_s, %t_s, 1")
-        k("and.b32 %wk, %warp, %t_s")
-        k("shr.u32 %wm, %warp, %a_wk_shift")
-        k(f"shr.u32 %rpc, {WARPS}, %a_wk_shift")
-        k("shl.b32 %rpc, %rpc, 4")
-        k("mov.u32 %bid, %ctaid.x")
-        k("div.u32 %l, %bid, %a_tiles")
-        k("mul.lo.u32 %t_s, %l, %a_tiles")
-        k("sub.u32 %tile, %bid, %t_s")
-        k("mul.lo.u32 %row0, %tile, %rpc")
-        k("mad.lo.u32 %row0, %wm, 16, %row0")
         k("add.u32 %rowA, %row0, %g")
         k("add.u32 %rowB, %rowA, 8")
         k.reg(".pred", "p_rA")
         k.reg(".pred", "p_rB")
         k("setp.lt.u32 %p_rA, %rowA, %a_m")
         k("setp.lt.u32 %p_rB, %rowB, %a_m")
-        k.comment("rows past M: addresses clamped to row M - 1, loads predicated off")
         k("sub.u32 %mlast, %a_m, 1")
-        k.reg(".b64", "l64")
-        k("cvt.u64.u32 %l64, %l")
-        k.reg(".b64", "a_batch")
-        k.reg(".b64", "s_batch")
-        k("mad.lo.u64 %a_batch, %l64, %a_a_l, %a_a")
-        k("mad.lo.u64 %s_batch, %l64, %a_as_l, %a_as")
-        k.reg(".pred", "p_sf128")
-        k.reg(".b32", "t_flag")
-        k(f"and.b32 %t_flag, %a_flags, {FLAG_SF128x4}")
-        k("setp.ne.u32 %p_sf128, %t_flag, 0")
         for rr in ("A", "B"):
             rc, r64 = k.reg(".b32", f"rowc{rr}"), k.reg(".b64", f"row64{rr}")
             k(f"min.u32 {rc}, %row{rr}, %mlast")
@@ -1367,11 +1359,7 @@ class TC(GV):
             k(f"add.u64 {sb}, %s_batch, {self.scale_row_offset(rc, r64)}")
         k.reg(".b64", "xrow")
         k("mad.lo.u64 %xrow, %l64, %a_x_l, %a_x")
-        k.comment("cache policies: A streams through L2 (evict_first), x stays (evict_last)")
-        k.reg(".b64", "pol_a")
-        k.reg(".b64", "pol_x")
-        k("createpolicy.fractional.L2::evict_first.b64 %pol_a, 1.0")
-        k("createpolicy.fractional.L2::evict_last.b64 %pol_x, 1.0")
+        self.policies()
         k.comment("x lanes: lane (g, t) holds half g - 2t of x's chunk 4w + t if that is 0 or 1")
         k.reg(".b32", "t_h")
         k.reg(".pred", "p_x0")
@@ -1421,14 +1409,6 @@ class TC(GV):
             else:
                 self.ld(ws, aa, "a")
             words[rr] = ws
-        if self.pfd and not tail:
-            k.comment(f"L2 prefetch of this lane's chunk {self.pfd} windows ahead (no registers held)")
-            pc, pp, pa = k.reg(".b32", "t_pfc"), k.reg(".pred", "p_pfc"), k.reg(".b64", "t_pfa")
-            k(f"mad.lo.u32 {pc}, %cstep, {self.pfd}, {c}")
-            k(f"setp.lt.u32 {pp}, {pc}, %a_nch")
-            for rr in ("A", "B"):
-                k(f"mad.wide.u32 {pa}, {pc}, 16, %abase{rr}")
-                k(f"@{pp} prefetch.global.L2 [{pa}]")
         kk = self.chunk_k(c, "w")
         ko, tk = k.reg(".b32", "koff"), k.reg(".b32", "t_k")
         k(f"shr.u32 {tk}, {kk}, %a_ksh")
@@ -1545,17 +1525,10 @@ class TC(GV):
     def out_scale(self):
         """%oscale = 2^6 (the decode's E4M3 scaling, exact) times the per-tensor scales."""
         k = self.k
-        g, f, pl = k.reg(".f32", "gscale"), k.reg(".b32", "t_gf"), k.reg(".pred", "p_g")
         k.reg(".f32", "oscale")
         # f16: the decode's E4M3 values are A's times 2^-6; bf16: exact
         k(f"mov.f32 %oscale, {'0f3F800000' if self.xt == 'bf16' else '0f42800000'}")
-        for flag, ptr, nm in ((FLAG_GA, "%a_ga", "GA"), (FLAG_GX, "%a_gx", "GX")):
-            k(f"and.b32 {f}, %a_flags, {flag}")
-            k(f"setp.eq.u32 {pl}, {f}, 0")
-            k(f"@{pl} bra NO_{nm}")
-            k(f"ld.global.f32 {g}, [{ptr}]")
-            k(f"mul.f32 %oscale, %oscale, {g}")
-            k.label(f"NO_{nm}")
+        mul_globals(k, "%oscale", k.reg(".pred", "p_g"))
 
     def store(self, s, row, lab):
         """y[row] = s times %oscale, in y's type."""

@@ -285,8 +285,9 @@ ptxq_status ptxq_quantize(ptxq_context *ctx, const ptxq_quant_desc *desc, const 
  * scaled (sa * sx in f32) and accumulated in f32; ga * gx and the conversion to y come last.
  *
  * Work split (the plan): a thread owns rows_per_thread rows (1, 2, 4: kernel variants), a CTA is 8
- * warps of which k_warps split K; FP4 A with BF16/F16 x also has a tensor-core kernel (rows_per_thread
- * 16: a warp owns 16 rows, its dot products run on mma.sync; the runtime's choice on sm_90a); the runtime scores the combinations for M, K, L, the SM count
+ * warps of which k_warps split K; FP4 A with BF16/F16 x also has a tensor-core kernel
+ * (rows_per_thread 16: a warp owns 16 rows, its dot products run on mma.sync; the runtime's
+ * choice on sm_90a); the runtime scores the combinations for M, K, L, the SM count
  * and each kernel's occupancy (src/gemv.c). Nonzero desc fields fix a choice;
  * ptxq_gemv_plan_for() returns what a call would launch. NVFP4 x NVFP4 has software-pipelined
  * twins (desc.pipelined); an optional L2 prefetch of each thread's first trips of A and its

@@ -19,9 +19,9 @@
  *                                                           see score_plan).
  * Resident CTAs per SM come from the kernel's register count (ptxas -v, in the registry).
  * FP4 A with BF16/F16 x on sm_90a takes the tensor-core kernel ("_tc", rows 16: 16 rows a warp)
- * wherever it exists (TC_PREF), with WK by fill, tail and windows per warp: measured ahead of
- * the CUDA-core r4 plans on every bench shape (H100 and H200, 2026-11-25: F16 x 4-15 points of
- * copy, BF16 x 0-10).
+ * wherever it exists (choose_plan tries it first), with WK by fill, tail and windows per warp:
+ * measured ahead of the CUDA-core r4 plans on every bench shape (H100 and H200, 2026-11-25: F16
+ * x 4-15 points of copy, BF16 x 0-10).
  * The constants were fitted to an H200 sweep of every plan on the benchmark shapes (bench gemv
  * --sweep, FP4 x in A's format): the pick is within 2 points of %copy of the best plan on each
  * of them, for all three formats; the FP4 x FP4 sm_90a terms to later H100 sweeps.
@@ -299,11 +299,6 @@ static void kernel_name(const gemv_shape *s, int rows, char *buf, size_t n) {
         snprintf(buf, n, "gemv_%s_%s_r%d", k_fmt_names[s->fmt], xn, rows);
 }
 
-/* The tensor-core kernels' head start over the CUDA-core ones in the plan score: they are taken
- * wherever they exist (FP4 A with BF16/F16 x), as measured (bench/RESULTS.md, fourteenth
- * session). */
-#define TC_PREF 4.0
-
 /* Fills *p for (rows, wk); returns its score (0 if the kernel is missing). */
 static double score_plan(const gemv_shape *s, const char *target, int sms, int dram, int rows,
                          int wk,
@@ -329,11 +324,10 @@ static double score_plan(const gemv_shape *s, const char *target, int sms, int d
     double tail = w / (w + 0.25);
     double rows_eff = (double)s->M / (double)(tiles * p->rows_per_cta);
     if (rows == 16) {
-        /* the tensor-core kernel: a warp walks windows of 4 chunks; each extra window counts as
-         * elsewhere, and it is preferred to the CUDA-core kernels wherever it exists (TC_PREF) */
+        /* the tensor-core kernel: a warp walks windows of 4 chunks; each extra window counts */
         int64_t win = ceil_div(s->nch, 4 * wk);
         double tw = (double)(win > 0 ? win : 1);
-        return TC_PREF * fill * tail * rows_eff * tw / (tw + 1.0);
+        return fill * tail * rows_eff * tw / (tw + 1.0);
     }
     int64_t trips = ceil_div(s->nch, 32 * wk);
     double lanes = trips > 0 ? (double)s->nch / (double)(trips * 32 * wk) : 1.0;
@@ -377,6 +371,8 @@ static int choose_plan(const gemv_shape *s, const ptxq_gemv_desc *d, const char 
                 *best = p;
             }
         }
+        /* the tensor-core kernels (tried first) win wherever they exist, as measured */
+        if (rows_opts[i] == 16 && best_score > 0.0) break;
     }
     if (best_score < 0.0) {
         char name[48];
