@@ -1451,8 +1451,13 @@ class TC(GV):
         sc = {rr: self.scales(sb[rr], f"s{rr}") for rr in ("A", "B")}
         bf = self.xt == "bf16"
         spread = spread_bf16 if bf else spread_e4m3
-        h = {rr: [spread(k, words[rr][j], f"d{rr}{j}_") for j in range(4)]
-             for rr in ("A", "B")}
+        if self.p.get("nodecode"):
+            # experiment knob (GEMV_OPTS=nodecode=1; wrong results by design): A's raw words as
+            # the mma operands, no decode
+            h = {rr: [[words[rr][j]] * 4 for j in range(4)] for rr in ("A", "B")}
+        else:
+            h = {rr: [spread(k, words[rr][j], f"d{rr}{j}_") for j in range(4)]
+                 for rr in ("A", "B")}
         D = [k.reg(".f32", f"d{j}") for j in range(4)]
         for s in range(8):
             a = [h["A"][s // 4][s % 4], h["B"][s // 4][s % 4],

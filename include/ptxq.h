@@ -303,8 +303,12 @@ ptxq_status ptxq_quantize(ptxq_context *ctx, const ptxq_quant_desc *desc, const 
  * is the caller's promise that a and a_scale are not written by any kernel that may still run
  * when this call's kernel starts (weights written long before): the L2 prefetch of A and its
  * scales (when the plan has one) then runs before the wait, overlapping the preceding kernel's
- * tail; x, x_scale, the per-tensor scales and y are still touched only after the wait. Without
- * PDL (NO_PDL, or a driver without cuLaunchKernelEx) that flag changes nothing. */
+ * tail, and the bulk-copy ring kernel (pipelined 2) loads its first stages of A there too; x,
+ * x_scale, the per-tensor scales and y are still touched only after the wait. While the stream
+ * is being captured into a CUDA graph the L2 prefetch runs before the wait without the promise:
+ * a prefetch loads nothing into registers and L2 is coherent with every SM's writes, so it is
+ * correct either way, and in graphs it measured faster (src/gemv.c). Without PDL (NO_PDL, or a
+ * driver without cuLaunchKernelEx) neither changes anything. */
 typedef enum ptxq_gemv_format {
     PTXQ_GEMV_NVFP4 = 1,
     PTXQ_GEMV_MXFP4 = 2,
@@ -347,7 +351,8 @@ typedef struct ptxq_gemv_plan {
     int registers;         /* of the kernel, ptxas -v */
     int ctas_per_sm;       /* resident CTAs per SM the register count allows */
     int pdl;               /* launched with programmatic dependent launch */
-    int early;             /* A read before the PDL wait (PTXQ_GEMV_STATIC_WEIGHTS) */
+    int early;             /* A read before the PDL wait (PTXQ_GEMV_STATIC_WEIGHTS; ptxq_gemv
+                              also moves the L2 prefetch there while the stream is captured) */
     int prefetch_trips;    /* L2 prefetch depth used */
     int pipelined;         /* 1: the software-pipelined kernel (name ends in "s"), 2: the
                               bulk-copy ring kernel (name ends in "b") */

@@ -21,7 +21,8 @@
     X(cuStreamDestroy) X(cuStreamSynchronize) X(cuEventCreate) X(cuEventRecord)                   \
     X(cuEventSynchronize) X(cuEventElapsedTime) X(cuEventDestroy) X(cuTensorMapEncodeTiled)       \
     X(cuStreamBeginCapture) X(cuStreamEndCapture) X(cuGraphInstantiateWithFlags)                 \
-    X(cuGraphLaunch) X(cuGraphExecDestroy) X(cuGraphDestroy) X(cuOccupancyMaxActiveBlocksPerMultiprocessor)
+    X(cuGraphLaunch) X(cuGraphExecDestroy) X(cuGraphDestroy) X(cuOccupancyMaxActiveBlocksPerMultiprocessor) \
+    X(cuStreamIsCapturing)
 
 typedef struct ptxq_cudrv {
 #define PTXQ_CUDRV_FIELD(f) __typeof__(f) *f;

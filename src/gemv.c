@@ -521,6 +521,13 @@ static int prefetch_depth(const gemv_shape *s, const ptxq_gemv_desc *d, const pt
     return (int)(want < trips ? want : trips);
 }
 
+/* 1 if stream is being captured (cuStreamIsCapturing; 0 where the query fails). */
+static int stream_capturing(ptxq_context *ctx, void *stream) {
+    CUstreamCaptureStatus cs = CU_STREAM_CAPTURE_STATUS_NONE;
+    if (ctx->drv->cuStreamIsCapturing((CUstream)stream, &cs) != CUDA_SUCCESS) return 0;
+    return cs == CU_STREAM_CAPTURE_STATUS_ACTIVE;
+}
+
 static int plan_all(ptxq_context *ctx, const ptxq_gemv_desc *d, const ptxq_tensor *a,
                     const ptxq_tensor *as, const ptxq_tensor *x, const ptxq_tensor *xs,
                     const ptxq_tensor *y, gemv_shape *s, ptxq_gemv_plan *p) {
@@ -565,6 +572,17 @@ ptxq_status ptxq_gemv(ptxq_context *ctx, const ptxq_gemv_desc *d, const ptxq_ten
     if (s.M == 0 || s.L == 0) return (ptxq_status)ptxq_ok(); /* empty: nothing to enqueue */
     const ptxq_loaded *k = NULL;
     if ((st = ptxq_get_kernel(ctx, p.kernel, &k))) return (ptxq_status)st;
+    /* NOTE: the L2 prefetch of A moves before the PDL wait while the stream is being captured
+     * into a CUDA graph, promise or not. A prefetch loads nothing into registers and L2 is
+     * coherent with every SM's writes, so the kernel reads the preceding kernel's A after the
+     * wait either way; only the speed differs. H100, 2026-11-25, FP4 (7168,2048,4) in a graph:
+     * 83-87% of the copy with the prefetch after the wait, 88-91% before it, the other bench
+     * shapes within 0.4 points; on a plain stream mixed (+1.5 there, -0.5 to -1.0 on
+     * (7168,16384,1)), so it stays after the wait there. Not for the ring kernel: its early
+     * start is real loads, which need PTXQ_GEMV_STATIC_WEIGHTS. */
+    if (p.pdl && !p.early && p.prefetch_trips > 0 && p.pipelined != 2 &&
+        stream_capturing(ctx, stream))
+        s.args.flags |= PTXQ_GEMV_FLAG_EARLY;
     void *params[] = {&s.args};
     if ((st = ptxq_launch_ex(ctx, k, p.grid, p.threads, 0, stream, params,
                              p.pdl ? PTXQ_LAUNCH_PDL : 0u)))
