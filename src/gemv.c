@@ -548,6 +548,15 @@ static int plan_all(ptxq_context *ctx, const ptxq_gemv_desc *d, const ptxq_tenso
     if (p->early) s->args.flags |= PTXQ_GEMV_FLAG_EARLY;
     p->prefetch_trips = prefetch_depth(s, d, p, ctx->info.sm_count);
     s->args.pfn = (uint32_t)p->prefetch_trips;
+    /* From 4 TB/s of DRAM (H200) the L2 prefetch goes before the PDL wait on every launch (see
+     * the NOTE in ptxq_gemv on why that is correct without the promise): H200, 2026-11-25, stream
+     * launches, the FP4 and MXFP8 plans on the four bench shapes gained 0.5-4.8 points of the
+     * copy ((7168,2048,4) NVFP4 69.5 -> 74.3%), 16384 x 16384 x 4 within 0.3. */
+    if (pdl && !early && p->prefetch_trips > 0 && p->pipelined != 2 &&
+        ctx->info.dram_gbps >= 4000) {
+        p->early = 1;
+        s->args.flags |= PTXQ_GEMV_FLAG_EARLY;
+    }
     return PTXQ_OK;
 }
 
@@ -577,9 +586,9 @@ ptxq_status ptxq_gemv(ptxq_context *ctx, const ptxq_gemv_desc *d, const ptxq_ten
      * coherent with every SM's writes, so the kernel reads the preceding kernel's A after the
      * wait either way; only the speed differs. H100, 2026-11-25, FP4 (7168,2048,4) in a graph:
      * 83-87% of the copy with the prefetch after the wait, 88-91% before it, the other bench
-     * shapes within 0.4 points; on a plain stream mixed (+1.5 there, -0.5 to -1.0 on
-     * (7168,16384,1)), so it stays after the wait there. Not for the ring kernel: its early
-     * start is real loads, which need PTXQ_GEMV_STATIC_WEIGHTS. */
+     * shapes within 0.4 points; on a plain stream mixed on the H100 (+1.5 there, -0.5 to -1.0
+     * on (7168,16384,1)), so there it stays after the wait below 4 TB/s (plan_all). Not for
+     * the ring kernel: its early start is real loads, which need PTXQ_GEMV_STATIC_WEIGHTS. */
     if (p.pdl && !p.early && p.prefetch_trips > 0 && p.pipelined != 2 &&
         stream_capturing(ctx, stream))
         s.args.flags |= PTXQ_GEMV_FLAG_EARLY;
