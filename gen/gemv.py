@@ -1383,10 +1383,11 @@ class TC(GV):
         k.comment("PDL: everything above overlaps the preceding kernel's tail")
         k("griddepcontrol.wait")
 
-    def load_a(self, u, tail):
+    def load_a(self, u, tail, spair=False):
         """Window u of the trip (chunk c_u = c0 + 4 u WK + t): A's 16 bytes of rows A and B and
         their block scale bytes. Rows past M read row M - 1 (clamped; never stored). tail: the
-        chunk may be past the row end (zeros) or NVFP4's last half chunk (8 bytes)."""
+        chunk may be past the row end (zeros) or NVFP4's last half chunk (8 bytes). spair
+        (NVFP4, FLAG_SPAIR): a chunk's two scale bytes are one aligned u16, one load a row."""
         k = self.k
         c = k.reg(".b32", f"chunk{u}")
         k(f"mad.lo.u32 {c}, %cstep, {u}, %c0")
@@ -1418,6 +1419,11 @@ class TC(GV):
         for rr in ("A", "B"):
             sa = k.reg(".b64", f"saddr{rr}")
             k(f"mad.wide.u32 {sa}, {ko}, %a_unit, %sbase{rr}")
+            if spair and not tail:
+                regs = [k.reg(".b32", f"sb{u}{rr}0")]
+                self.ld(regs, sa, "a", None, "u16")
+                sb[rr] = regs
+                continue
             regs = [k.reg(".b32", f"sb{u}{rr}{j}") for j in range(2 if self.nv else 1)]
             if tail:
                 self.zero(regs)
@@ -1513,13 +1519,23 @@ class TC(GV):
             k(f"mad.lo.u32 %c0, %cstep, {U}, %c0")
             k("bra.uni TRIP_LOOP")
             k.label("TRIP_DONE")
-        k.label("WIN_LOOP")
-        k("add.u32 %t_end, %c0, 4")
-        k("setp.gt.u32 %p_stop, %t_end, %a_nfull")
-        k("@%p_stop bra.uni WIN_DONE")
-        self.compute_w(*self.load_a(0, False), False)
-        k("add.u32 %c0, %c0, %cstep")
-        k("bra.uni WIN_LOOP")
+        copies = [""]
+        if self.nv and U == 1:
+            # NOTE: NVFP4 with FLAG_SPAIR takes a copy of the loop with one u16 scale load a row
+            # instead of two byte loads (each a warp-wide request to 8 rows)
+            copies = ["P", ""]
+            t, p = k.reg(".b32", "t_sp"), k.reg(".pred", "p_spair")
+            k(f"and.b32 {t}, %a_flags, {FLAG_SPAIR}")
+            k(f"setp.eq.u32 {p}, {t}, 0")
+            k(f"@{p} bra.uni WIN_LOOP")
+        for cp in copies:
+            k.label(f"WIN_LOOP{cp}")
+            k("add.u32 %t_end, %c0, 4")
+            k("setp.gt.u32 %p_stop, %t_end, %a_nfull")
+            k(f"@%p_stop bra.uni WIN_DONE")
+            self.compute_w(*self.load_a(0, False, cp == "P"), False)
+            k("add.u32 %c0, %c0, %cstep")
+            k(f"bra.uni WIN_LOOP{cp}")
         k.label("WIN_DONE")
         k.comment("---- tail: the window that reaches past the last whole chunk, if any")
         k("setp.ge.u32 %p_stop, %c0, %a_nch")
