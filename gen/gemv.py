@@ -1333,6 +1333,10 @@ class TC(GV):
         # windows a trip, A's loads issued together (GEMV_OPTS=u=N). H200, 2026-11-25: u = 2 (80
         # / 71 registers) and 4 (120 / 108) were 3-50% slower than u = 1 (64) on every bench shape
         self.TU = int(p.get("u", 1))
+        # one x register set and two mma chains (compute_w2; GEMV_OPTS=x2=0/1). H100,
+        # 2026-11-25, same process: BF16 x 2-7% faster on all four bench shapes, both formats
+        # (NVFP4 (7168,16384,1) 27.93 against 30.07 us); F16 x 8-12% slower (32.6 against 28.7)
+        self.x2 = bool(int(p.get("x2", 1 if self.xt == "bf16" else 0)))
 
     def setup_tc(self):
         k = self.k
@@ -1368,6 +1372,14 @@ class TC(GV):
         k("setp.eq.u32 %p_x0, %g, %t_h")
         k("add.u32 %t_h, %t_h, 1")
         k("setp.eq.u32 %p_x1, %g, %t_h")
+        if self.x2:
+            k.comment("one x register set: lanes g = 2t + 1 read half 1 (32 bytes on)")
+            k.reg(".pred", "p_xl")
+            k.reg(".b64", "xrowl")
+            k.reg(".b32", "t_xo")
+            k("or.pred %p_xl, %p_x0, %p_x1")
+            k("and.b32 %t_xo, %g, 1")
+            k("mad.wide.u32 %xrowl, %t_xo, 32, %xrow")
         if self.nv:
             k.reg(".pred", "p_hashalf")
             k("setp.gt.u32 %p_hashalf, %a_nch, %a_nfull")
@@ -1439,6 +1451,8 @@ class TC(GV):
         """x's halves of chunk c on the x lanes (b0 on lanes g = 2t, b1 on g = 2t + 1; the
         other lanes keep zeros), the decode, 8 mma, the scales."""
         k = self.k
+        if self.x2:
+            return self.compute_w2(c, words, sb, tail)
         P = [k.reg(".b32", f"xp{j}") for j in range(8)]
         Q = [k.reg(".b32", f"xq{j}") for j in range(8)]
         xa = k.reg(".b64", "xaddr")
@@ -1494,13 +1508,74 @@ class TC(GV):
             k(f"add.f32 {t0}, {D[2]}, {D[3]}")
             k(f"fma.rn.f32 %accB, {t0}, {sc['B'][0]}, %accB")
 
+    def compute_w2(self, c, words, sb, tail):
+        """compute_w with one x register set: lane g = 2t loads half 0 of x's chunk, g = 2t + 1
+        half 1, into the same 8 registers (2 loads a window, not 4), and the mma run as two
+        chains, one per half of A's chunk, on those same B registers. Chain h's column 2t + h is
+        the lane's half-h block sum; its other column pairs A's half h with x's other half
+        (never read)."""
+        k = self.k
+        X = [k.reg(".b32", f"xx{j}") for j in range(8)]
+        xa = k.reg(".b64", "xaddr")
+        k(f"mad.wide.u32 %xaddr, {c}, 64, %xrowl")
+        pl = "%p_xl"
+        if tail:
+            k.comment("tail: x lanes load only what exists (the zeros stay elsewhere)")
+            self.zero(X)
+            k("and.pred %p_lx0, %p_x0, %p_in")
+            k("and.pred %p_lx1, %p_x1, %p_full")
+            k("or.pred %p_lx0, %p_lx0, %p_lx1")
+            pl = "%p_lx0"
+        self.ld(X[0:4], xa, "x", pl)
+        self.ld(X[4:8], f"{xa}+16", "x", pl)
+        sc = {rr: self.scales(sb[rr], f"s{rr}") for rr in ("A", "B")}
+        bf = self.xt == "bf16"
+        spread = spread_bf16 if bf else spread_e4m3
+        h = {rr: [spread(k, words[rr][j], f"d{rr}{j}_") for j in range(4)] for rr in ("A", "B")}
+        ty = "bf16" if bf else "f16"
+        D = [[k.reg(".f32", f"d{hh}{j}") for j in range(4)] for hh in range(2)]
+        for hh in range(2):
+            for j in range(4):
+                # A pairs 2j (k slots 2t, 2t + 1) and 2j + 1 (k slots 2t + 8, 2t + 9) of half hh
+                a, b = [], []
+                for q in (2 * j, 2 * j + 1):
+                    w, i = 2 * hh + q // 4, q % 4
+                    a += [h["A"][w][i], h["B"][w][i]]
+                    if bf:
+                        # pair (e, e + 4), e = 8 (q / 4) + q % 4 of the half; X holds (2m, 2m + 1)
+                        e = 8 * (q // 4) + i
+                        t = k.reg(".b32", f"t_xb{len(b)}")
+                        sel = "0x7632" if e % 2 else "0x5410"
+                        k(f"prmt.b32 {t}, {X[e // 2]}, {X[e // 2 + 2]}, {sel}")
+                        b.append(t)
+                    else:
+                        b.append(X[q])
+                a = [a[0], a[1], a[2], a[3]]
+                cin = "%fz, %fz, %fz, %fz" if j == 0 else ", ".join(D[hh])
+                k(f"mma.sync.aligned.m16n8k16.row.col.f32.{ty}.{ty}.f32 {{{', '.join(D[hh])}}}, "
+                  f"{{{', '.join(a)}}}, {{{', '.join(b)}}}, {{{cin}}}")
+        if self.nv:
+            k(f"fma.rn.f32 %accA, {D[0][0]}, {sc['A'][0]}, %accA")
+            k(f"fma.rn.f32 %accA, {D[1][1]}, {sc['A'][1]}, %accA")
+            k(f"fma.rn.f32 %accB, {D[0][2]}, {sc['B'][0]}, %accB")
+            k(f"fma.rn.f32 %accB, {D[1][3]}, {sc['B'][1]}, %accB")
+        else:
+            t0 = k.reg(".f32", "t_bs")
+            k(f"add.f32 {t0}, {D[0][0]}, {D[1][1]}")
+            k(f"fma.rn.f32 %accA, {t0}, {sc['A'][0]}, %accA")
+            k(f"add.f32 {t0}, {D[0][2]}, {D[1][3]}")
+            k(f"fma.rn.f32 %accB, {t0}, {sc['B'][0]}, %accB")
+
     def loops_tc(self):
         k, U = self.k, self.TU
         for nm in ("c0", "cstep", "t_end"):
             k.reg(".b32", nm)
         for nm in ("p_stop", "p_in", "p_full", "p_half", "p_lx0", "p_lx1"):
             k.reg(".pred", nm)
-        xz = [k.reg(".b32", f"xp{j}") for j in range(8)] + [k.reg(".b32", f"xq{j}") for j in range(8)]
+        if self.x2:
+            xz = [k.reg(".b32", f"xx{j}") for j in range(8)]
+        else:
+            xz = [k.reg(".b32", f"xp{j}") for j in range(8)] + [k.reg(".b32", f"xq{j}") for j in range(8)]
         k.comment("x registers: zeros on the lanes that never load x (kept across windows)")
         self.zero(xz)
         k.comment(f"---- windows wk, wk + WK, ...: chunks c0 .. c0 + 3 (one per lane t); {U} a trip,\n"
