@@ -1496,17 +1496,20 @@ class TC(GV):
             ty = "bf16" if bf else "f16"
             k(f"mma.sync.aligned.m16n8k16.row.col.f32.{ty}.{ty}.f32 {{{', '.join(D)}}}, "
               f"{{{', '.join(a)}}}, {{{', '.join(b)}}}, {{{cin}}}")
-        if self.nv:
-            k(f"fma.rn.f32 %accA, {D[0]}, {sc['A'][0]}, %accA")
-            k(f"fma.rn.f32 %accA, {D[1]}, {sc['A'][1]}, %accA")
-            k(f"fma.rn.f32 %accB, {D[2]}, {sc['B'][0]}, %accB")
-            k(f"fma.rn.f32 %accB, {D[3]}, {sc['B'][1]}, %accB")
-        else:
-            t0 = k.reg(".f32", "t_bs")
-            k(f"add.f32 {t0}, {D[0]}, {D[1]}")
-            k(f"fma.rn.f32 %accA, {t0}, {sc['A'][0]}, %accA")
-            k(f"add.f32 {t0}, {D[2]}, {D[3]}")
-            k(f"fma.rn.f32 %accB, {t0}, {sc['B'][0]}, %accB")
+        self.scale_sums(D, sc)
+
+    def scale_sums(self, sums, sc):
+        """sums: the window's block sums, rows A and B, halves 0 and 1 (A0, A1, B0, B1), into
+        the row accumulators times the block scales (MXFP4: one block, the halves added)."""
+        k = self.k
+        for rr, (h0, h1) in (("A", sums[0:2]), ("B", sums[2:4])):
+            if self.nv:
+                k(f"fma.rn.f32 %acc{rr}, {h0}, {sc[rr][0]}, %acc{rr}")
+                k(f"fma.rn.f32 %acc{rr}, {h1}, {sc[rr][1]}, %acc{rr}")
+            else:
+                t0 = k.reg(".f32", "t_bs")
+                k(f"add.f32 {t0}, {h0}, {h1}")
+                k(f"fma.rn.f32 %acc{rr}, {t0}, {sc[rr][0]}, %acc{rr}")
 
     def compute_w2(self, c, words, sb, tail):
         """compute_w with one x register set: lane g = 2t loads half 0 of x's chunk, g = 2t + 1
@@ -1554,17 +1557,7 @@ class TC(GV):
                 cin = "%fz, %fz, %fz, %fz" if j == 0 else ", ".join(D[hh])
                 k(f"mma.sync.aligned.m16n8k16.row.col.f32.{ty}.{ty}.f32 {{{', '.join(D[hh])}}}, "
                   f"{{{', '.join(a)}}}, {{{', '.join(b)}}}, {{{cin}}}")
-        if self.nv:
-            k(f"fma.rn.f32 %accA, {D[0][0]}, {sc['A'][0]}, %accA")
-            k(f"fma.rn.f32 %accA, {D[1][1]}, {sc['A'][1]}, %accA")
-            k(f"fma.rn.f32 %accB, {D[0][2]}, {sc['B'][0]}, %accB")
-            k(f"fma.rn.f32 %accB, {D[1][3]}, {sc['B'][1]}, %accB")
-        else:
-            t0 = k.reg(".f32", "t_bs")
-            k(f"add.f32 {t0}, {D[0][0]}, {D[1][1]}")
-            k(f"fma.rn.f32 %accA, {t0}, {sc['A'][0]}, %accA")
-            k(f"add.f32 {t0}, {D[0][2]}, {D[1][3]}")
-            k(f"fma.rn.f32 %accB, {t0}, {sc['B'][0]}, %accB")
+        self.scale_sums([D[0][0], D[1][1], D[0][2], D[1][3]], sc)
 
     def loops_tc(self):
         k, U = self.k, self.TU

@@ -518,6 +518,61 @@ static void test_bad_inputs_untouched(void **state) {
     dev_free(&g_test.dev, dy);
 }
 
+/* Ends the capture on D's stream; if launch, instantiates the graph and launches it once.
+ * Returns 1 if everything asked for succeeded. */
+static int graph_end_launch(ptxq_dev *D, int launch) {
+    CUgraph g = NULL;
+    CUgraphExec ge = NULL;
+    int ok = D->drv->cuStreamEndCapture(D->stream, &g) == CUDA_SUCCESS && launch &&
+             D->drv->cuGraphInstantiateWithFlags(&ge, g, 0) == CUDA_SUCCESS &&
+             D->drv->cuGraphLaunch(ge, D->stream) == CUDA_SUCCESS;
+    if (ge) D->drv->cuGraphExecDestroy(ge);
+    if (g) D->drv->cuGraphDestroy(g);
+    return ok;
+}
+
+/* GEMV 1 of the launch-order tests: NVFP4 A [N, K1] with UE4M3 scales in 0.5..1, and two NVFP4
+ * x [K1] (with scales) to alternate between, random, uploaded; h: a host buffer of >= N * K1 / 2
+ * bytes. */
+typedef struct gemv1_inputs {
+    uint64_t a1, s1, x1[2], xs1[2];
+    ptxq_tensor A1, S1, X1[2], XS1[2];
+} gemv1_inputs;
+
+static void gemv1_make(ptxq_dev *D, rng64 *rg, int64_t N, int64_t K1, unsigned char *h,
+                       gemv1_inputs *g) {
+    int64_t nk1 = K1 / 16;
+    size_t a1n = (size_t)(N * K1 / 2), s1n = (size_t)(N * nk1), x1n = (size_t)(K1 / 2);
+    g->a1 = dev_alloc(D, a1n);
+    g->s1 = dev_alloc(D, s1n);
+    for (size_t i = 0; i < a1n; ++i) h[i] = (unsigned char)rng_next(rg);
+    dev_upload(D, g->a1, h, a1n);
+    for (size_t i = 0; i < s1n; ++i) h[i] = (unsigned char)(0x30 + rng_next(rg) % 9); /* 0.5..1 */
+    dev_upload(D, g->s1, h, s1n);
+    int64_t a1s[2] = {N, K1}, s1s[2] = {N, nk1};
+    g->A1 = ptxq_tensor_make(PTXQ_E2M1, 2, a1s, g->a1);
+    g->S1 = ptxq_tensor_make(PTXQ_UE4M3, 2, s1s, g->s1);
+    for (int j = 0; j < 2; ++j) {
+        g->x1[j] = dev_alloc(D, x1n);
+        g->xs1[j] = dev_alloc(D, (size_t)nk1);
+        for (size_t i = 0; i < x1n; ++i) h[i] = (unsigned char)rng_next(rg);
+        dev_upload(D, g->x1[j], h, x1n);
+        for (int64_t i = 0; i < nk1; ++i) h[i] = (unsigned char)(0x30 + rng_next(rg) % 9);
+        dev_upload(D, g->xs1[j], h, (size_t)nk1);
+        g->X1[j] = ptxq_tensor_make(PTXQ_E2M1, 1, &K1, g->x1[j]);
+        g->XS1[j] = ptxq_tensor_make(PTXQ_UE4M3, 1, &nk1, g->xs1[j]);
+    }
+}
+
+static void gemv1_free(ptxq_dev *D, gemv1_inputs *g) {
+    dev_free(D, g->a1);
+    dev_free(D, g->s1);
+    for (int j = 0; j < 2; ++j) {
+        dev_free(D, g->x1[j]);
+        dev_free(D, g->xs1[j]);
+    }
+}
+
 /* Programmatic dependent launch: GEMV 2 reads GEMV 1's output (x2 = y1, F16) right behind it in
  * the stream, GEMV 1 alternating between two inputs, so a GEMV 2 that read x before GEMV 1 was
  * done would see the previous y1 (or the NaN poison). Every format and plan of GEMV 2, launched
@@ -530,34 +585,16 @@ static void test_pdl_chain(void **state) {
     if (no_gpu()) skip();
     ptxq_dev *D = &g_test.dev;
     enum { IT = 4 };
-    const int64_t K1 = 32768, N = 1024, M2 = 333, nk1 = K1 / 16;
+    const int64_t K1 = 32768, N = 1024, M2 = 333;
     rng64 rg = {g_test.seed++ * 2 + 1};
-    size_t a1n = (size_t)(N * K1 / 2), s1n = (size_t)(N * nk1), x1n = (size_t)(K1 / 2);
-    size_t a2n = (size_t)(M2 * N), s2n = (size_t)(M2 * (N / 16));
+    size_t a1n = (size_t)(N * K1 / 2), a2n = (size_t)(M2 * N), s2n = (size_t)(M2 * (N / 16));
     unsigned char *h = malloc(a1n > a2n ? a1n : a2n);
-    uint64_t a1 = dev_alloc(D, a1n), s1 = dev_alloc(D, s1n), x1[2], xs1[2];
-    for (size_t i = 0; i < a1n; ++i) h[i] = (unsigned char)rng_next(&rg);
-    dev_upload(D, a1, h, a1n);
-    for (size_t i = 0; i < s1n; ++i) h[i] = (unsigned char)(0x30 + rng_next(&rg) % 9); /* 0.5..1 */
-    dev_upload(D, s1, h, s1n);
-    for (int j = 0; j < 2; ++j) {
-        x1[j] = dev_alloc(D, x1n);
-        xs1[j] = dev_alloc(D, (size_t)nk1);
-        for (size_t i = 0; i < x1n; ++i) h[i] = (unsigned char)rng_next(&rg);
-        dev_upload(D, x1[j], h, x1n);
-        for (int64_t i = 0; i < nk1; ++i) h[i] = (unsigned char)(0x30 + rng_next(&rg) % 9);
-        dev_upload(D, xs1[j], h, (size_t)nk1);
-    }
+    gemv1_inputs g1;
+    gemv1_make(D, &rg, N, K1, h, &g1);
     uint64_t y1 = dev_alloc(D, (size_t)N * 2), a2 = dev_alloc(D, a2n), s2 = dev_alloc(D, s2n);
     uint64_t y2 = dev_alloc(D, (size_t)(IT * M2 * 4));
     float *ref = malloc(sizeof *ref * (size_t)(IT * M2)), *got = malloc(sizeof *got * (size_t)(IT * M2));
-    int64_t a1s[2] = {N, K1}, s1s[2] = {N, nk1}, a2s[2] = {M2, N}, y2s[2] = {IT, M2};
-    ptxq_tensor A1 = ptxq_tensor_make(PTXQ_E2M1, 2, a1s, a1), S1 = ptxq_tensor_make(PTXQ_UE4M3, 2, s1s, s1);
-    ptxq_tensor X1[2], XS1[2];
-    for (int j = 0; j < 2; ++j) {
-        X1[j] = ptxq_tensor_make(PTXQ_E2M1, 1, &K1, x1[j]);
-        XS1[j] = ptxq_tensor_make(PTXQ_UE4M3, 1, &nk1, xs1[j]);
-    }
+    int64_t a2s[2] = {M2, N}, y2s[2] = {IT, M2};
     ptxq_tensor Y1 = ptxq_tensor_make(PTXQ_F16, 1, &N, y1), X2 = Y1;
     static const unsigned modes[3] = {PTXQ_GEMV_NO_PDL, 0, PTXQ_GEMV_STATIC_WEIGHTS};
     static const int pfs[3] = {-1, 0, 1}, rs[3] = {1, 2, 4}, ks[4] = {1, 2, 4, 8};
@@ -602,7 +639,8 @@ static void test_pdl_chain(void **state) {
                     Y2i.shape[0] = M2;
                     Y2i.stride[0] = 1;
                     Y2i.data = y2 + (uint64_t)(it * M2 * 4);
-                    if (ptxq_gemv(D->ctx, &d1, &A1, &S1, &X1[it & 1], &XS1[it & 1], &Y1, D->stream) ||
+                    if (ptxq_gemv(D->ctx, &d1, &g1.A1, &g1.S1, &g1.X1[it & 1], &g1.XS1[it & 1], &Y1,
+                                  D->stream) ||
                         ptxq_gemv(D->ctx, &d2, &A2, &S2, &X2, NULL, &Y2i, D->stream)) {
                         print_error("pdl chain: %s\n", ptxq_last_error());
                         bad_call = 1;
@@ -611,13 +649,7 @@ static void test_pdl_chain(void **state) {
                     if (m < 0) dev_sync(D);
                 }
                 if (m == 9) {
-                    CUgraph g = NULL;
-                    CUgraphExec ge = NULL;
-                    int ok = D->drv->cuStreamEndCapture(D->stream, &g) == CUDA_SUCCESS && !bad_call &&
-                             D->drv->cuGraphInstantiateWithFlags(&ge, g, 0) == CUDA_SUCCESS &&
-                             D->drv->cuGraphLaunch(ge, D->stream) == CUDA_SUCCESS;
-                    if (ge) D->drv->cuGraphExecDestroy(ge);
-                    if (g) D->drv->cuGraphDestroy(g);
+                    int ok = graph_end_launch(D, !bad_call);
                     if (!ok && !bad_call) {
                         print_error("pdl chain: the graph of PDL launches failed\n");
                         bad_call = 1;
@@ -653,12 +685,7 @@ static void test_pdl_chain(void **state) {
     free(h);
     free(ref);
     free(got);
-    dev_free(D, a1);
-    dev_free(D, s1);
-    for (int j = 0; j < 2; ++j) {
-        dev_free(D, x1[j]);
-        dev_free(D, xs1[j]);
-    }
+    gemv1_free(D, &g1);
     dev_free(D, y1);
     dev_free(D, a2);
     dev_free(D, s2);
@@ -678,23 +705,11 @@ static void test_graph_a_written(void **state) {
     if (no_gpu()) skip();
     ptxq_dev *D = &g_test.dev;
     enum { IT = 6 };
-    const int64_t K1 = 32768, N = 1024, nk1 = K1 / 16, M2 = 4, K2 = N, nk2 = K2 / 16;
+    const int64_t K1 = 32768, N = 1024, M2 = 4, K2 = N, nk2 = K2 / 16;
     rng64 rg = {g_test.seed++ * 2 + 1};
-    size_t a1n = (size_t)(N * K1 / 2), s1n = (size_t)(N * nk1), x1n = (size_t)(K1 / 2);
-    unsigned char *h = malloc(a1n);
-    uint64_t a1 = dev_alloc(D, a1n), s1 = dev_alloc(D, s1n), x1[2], xs1[2];
-    for (size_t i = 0; i < a1n; ++i) h[i] = (unsigned char)rng_next(&rg);
-    dev_upload(D, a1, h, a1n);
-    for (size_t i = 0; i < s1n; ++i) h[i] = (unsigned char)(0x30 + rng_next(&rg) % 9);
-    dev_upload(D, s1, h, s1n);
-    for (int j = 0; j < 2; ++j) {
-        x1[j] = dev_alloc(D, x1n);
-        xs1[j] = dev_alloc(D, (size_t)nk1);
-        for (size_t i = 0; i < x1n; ++i) h[i] = (unsigned char)rng_next(&rg);
-        dev_upload(D, x1[j], h, x1n);
-        for (int64_t i = 0; i < nk1; ++i) h[i] = (unsigned char)(0x30 + rng_next(&rg) % 9);
-        dev_upload(D, xs1[j], h, (size_t)nk1);
-    }
+    unsigned char *h = malloc((size_t)(N * K1 / 2));
+    gemv1_inputs g1;
+    gemv1_make(D, &rg, N, K1, h, &g1);
     uint64_t y1 = dev_alloc(D, (size_t)N * 2), s2 = dev_alloc(D, (size_t)(M2 * nk2));
     uint64_t x2 = dev_alloc(D, (size_t)K2 / 2), xs2 = dev_alloc(D, (size_t)nk2);
     uint64_t y2 = dev_alloc(D, (size_t)(IT * M2 * 4));
@@ -704,13 +719,7 @@ static void test_graph_a_written(void **state) {
     dev_upload(D, x2, h, (size_t)K2 / 2);
     for (int64_t i = 0; i < nk2; ++i) h[i] = (unsigned char)(0x30 + rng_next(&rg) % 9);
     dev_upload(D, xs2, h, (size_t)nk2);
-    int64_t a1s[2] = {N, K1}, s1s[2] = {N, nk1}, a2s[2] = {M2, K2}, s2s[2] = {M2, nk2};
-    ptxq_tensor A1 = ptxq_tensor_make(PTXQ_E2M1, 2, a1s, a1), S1 = ptxq_tensor_make(PTXQ_UE4M3, 2, s1s, s1);
-    ptxq_tensor X1[2], XS1[2];
-    for (int j = 0; j < 2; ++j) {
-        X1[j] = ptxq_tensor_make(PTXQ_E2M1, 1, &K1, x1[j]);
-        XS1[j] = ptxq_tensor_make(PTXQ_UE4M3, 1, &nk1, xs1[j]);
-    }
+    int64_t a2s[2] = {M2, K2}, s2s[2] = {M2, nk2};
     ptxq_tensor Y1 = ptxq_tensor_make(PTXQ_F16, 1, &N, y1);
     ptxq_tensor A2 = ptxq_tensor_make(PTXQ_E2M1, 2, a2s, y1), S2 = ptxq_tensor_make(PTXQ_UE4M3, 2, s2s, s2);
     ptxq_tensor X2 = ptxq_tensor_make(PTXQ_E2M1, 1, &K2, x2), XS2 = ptxq_tensor_make(PTXQ_UE4M3, 1, &nk2, xs2);
@@ -734,7 +743,8 @@ static void test_graph_a_written(void **state) {
         for (int it = 0; it < IT; ++it) {
             int64_t m2 = M2;
             ptxq_tensor Y2 = ptxq_tensor_make(PTXQ_F32, 1, &m2, y2 + (uint64_t)(it * M2 * 4));
-            if (ptxq_gemv(D->ctx, &d1, &A1, &S1, &X1[it & 1], &XS1[it & 1], &Y1, D->stream) ||
+            if (ptxq_gemv(D->ctx, &d1, &g1.A1, &g1.S1, &g1.X1[it & 1], &g1.XS1[it & 1], &Y1,
+                          D->stream) ||
                 ptxq_gemv(D->ctx, &d2, &A2, &S2, &X2, &XS2, &Y2, D->stream)) {
                 print_error("graph A written: %s\n", ptxq_last_error());
                 bad_call = 1;
@@ -742,16 +752,7 @@ static void test_graph_a_written(void **state) {
             }
             if (!m) dev_sync(D);
         }
-        if (m) {
-            CUgraph g = NULL;
-            CUgraphExec ge = NULL;
-            int ok = D->drv->cuStreamEndCapture(D->stream, &g) == CUDA_SUCCESS && !bad_call &&
-                     D->drv->cuGraphInstantiateWithFlags(&ge, g, 0) == CUDA_SUCCESS &&
-                     D->drv->cuGraphLaunch(ge, D->stream) == CUDA_SUCCESS;
-            if (ge) D->drv->cuGraphExecDestroy(ge);
-            if (g) D->drv->cuGraphDestroy(g);
-            bad_call |= !ok;
-        }
+        if (m) bad_call |= !graph_end_launch(D, !bad_call);
         got[m] = malloc(sizeof(float) * (size_t)(IT * M2));
         dev_download(D, got[m], y2, sizeof(float) * (size_t)(IT * M2));
         fails += bad_call;
@@ -771,12 +772,7 @@ static void test_graph_a_written(void **state) {
     free(got[0]);
     free(got[1]);
     free(h);
-    dev_free(D, a1);
-    dev_free(D, s1);
-    for (int j = 0; j < 2; ++j) {
-        dev_free(D, x1[j]);
-        dev_free(D, xs1[j]);
-    }
+    gemv1_free(D, &g1);
     dev_free(D, y1);
     dev_free(D, s2);
     dev_free(D, x2);
