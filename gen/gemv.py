@@ -1531,6 +1531,14 @@ class TC(GV):
             pl = "%p_lx0"
         self.ld(X[0:4], xa, "x", pl)
         self.ld(X[4:8], f"{xa}+16", "x", pl)
+        if self.p.get("sdep"):
+            # experiment knob (GEMV_OPTS=sdep=1): the first mma's x word waits for the scale
+            # bytes through an opaque zero (the flags' unused bit 31), so ptxas cannot sink the
+            # scale loads below the first chain (it does for F16 x2: H100, 10% slower)
+            z, t = k.reg(".b32", "t_zdep"), k.reg(".b32", "t_sdep")
+            k(f"and.b32 {z}, %a_flags, 0x80000000")
+            k(f"lop3.b32 {t}, {sb['A'][-1]}, {sb['B'][-1]}, {z}, 0xA8")  # (a | b) & c: 0
+            k(f"or.b32 {X[0]}, {X[0]}, {t}")
         sc = {rr: self.scales(sb[rr], f"s{rr}") for rr in ("A", "B")}
         bf = self.xt == "bf16"
         spread = spread_bf16 if bf else spread_e4m3
