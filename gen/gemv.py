@@ -1468,16 +1468,8 @@ class TC(GV):
         self.ld(P[4:8], f"{xa}+16", "x", p0)
         self.ld(Q[0:4], f"{xa}+32", "x", p1)
         self.ld(Q[4:8], f"{xa}+48", "x", p1)
-        sc = {rr: self.scales(sb[rr], f"s{rr}") for rr in ("A", "B")}
+        sc, h = self.decode_w(words, sb)
         bf = self.xt == "bf16"
-        spread = spread_bf16 if bf else spread_e4m3
-        if self.p.get("nodecode"):
-            # experiment knob (GEMV_OPTS=nodecode=1; wrong results by design): A's raw words as
-            # the mma operands, no decode
-            h = {rr: [[words[rr][j]] * 4 for j in range(4)] for rr in ("A", "B")}
-        else:
-            h = {rr: [spread(k, words[rr][j], f"d{rr}{j}_") for j in range(4)]
-                 for rr in ("A", "B")}
         D = [k.reg(".f32", f"d{j}") for j in range(4)]
         for s in range(8):
             a = [h["A"][s // 4][s % 4], h["B"][s // 4][s % 4],
@@ -1492,11 +1484,30 @@ class TC(GV):
                 b = [k.reg(".b32", "t_xb0"), k.reg(".b32", "t_xb1")]
                 k(f"prmt.b32 {b[0]}, {P[j0]}, {P[j0 + 2]}, {sel}")
                 k(f"prmt.b32 {b[1]}, {Q[j0]}, {Q[j0 + 2]}, {sel}")
-            cin = "%fz, %fz, %fz, %fz" if s == 0 else ", ".join(D)
-            ty = "bf16" if bf else "f16"
-            k(f"mma.sync.aligned.m16n8k16.row.col.f32.{ty}.{ty}.f32 {{{', '.join(D)}}}, "
-              f"{{{', '.join(a)}}}, {{{', '.join(b)}}}, {{{cin}}}")
+            self.mma(D, a, b, s == 0)
         self.scale_sums(D, sc)
+
+    def decode_w(self, words, sb):
+        """The window's block scales (f32, rows A and B) and A's words spread to f16x2 / bf16x2
+        pairs: h[row][word][pair]."""
+        k = self.k
+        sc = {rr: self.scales(sb[rr], f"s{rr}") for rr in ("A", "B")}
+        spread = spread_bf16 if self.xt == "bf16" else spread_e4m3
+        if self.p.get("nodecode"):
+            # experiment knob (GEMV_OPTS=nodecode=1; wrong results by design): A's raw words as
+            # the mma operands, no decode
+            h = {rr: [[words[rr][j]] * 4 for j in range(4)] for rr in ("A", "B")}
+        else:
+            h = {rr: [spread(k, words[rr][j], f"d{rr}{j}_") for j in range(4)]
+                 for rr in ("A", "B")}
+        return sc, h
+
+    def mma(self, D, a, b, first):
+        """D (+)= a * b, m16n8k16 in x's type; first: from zero."""
+        ty = "bf16" if self.xt == "bf16" else "f16"
+        cin = "%fz, %fz, %fz, %fz" if first else ", ".join(D)
+        self.k(f"mma.sync.aligned.m16n8k16.row.col.f32.{ty}.{ty}.f32 {{{', '.join(D)}}}, "
+               f"{{{', '.join(a)}}}, {{{', '.join(b)}}}, {{{cin}}}")
 
     def scale_sums(self, sums, sc):
         """sums: the window's block sums, rows A and B, halves 0 and 1 (A0, A1, B0, B1), into
@@ -1539,11 +1550,8 @@ class TC(GV):
             k(f"and.b32 {z}, %a_flags, 0x80000000")
             k(f"lop3.b32 {t}, {sb['A'][-1]}, {sb['B'][-1]}, {z}, 0xA8")  # (a | b) & c: 0
             k(f"or.b32 {X[0]}, {X[0]}, {t}")
-        sc = {rr: self.scales(sb[rr], f"s{rr}") for rr in ("A", "B")}
+        sc, h = self.decode_w(words, sb)
         bf = self.xt == "bf16"
-        spread = spread_bf16 if bf else spread_e4m3
-        h = {rr: [spread(k, words[rr][j], f"d{rr}{j}_") for j in range(4)] for rr in ("A", "B")}
-        ty = "bf16" if bf else "f16"
         D = [[k.reg(".f32", f"d{hh}{j}") for j in range(4)] for hh in range(2)]
         for hh in range(2):
             for j in range(4):
@@ -1561,10 +1569,7 @@ class TC(GV):
                         b.append(t)
                     else:
                         b.append(X[q])
-                a = [a[0], a[1], a[2], a[3]]
-                cin = "%fz, %fz, %fz, %fz" if j == 0 else ", ".join(D[hh])
-                k(f"mma.sync.aligned.m16n8k16.row.col.f32.{ty}.{ty}.f32 {{{', '.join(D[hh])}}}, "
-                  f"{{{', '.join(a)}}}, {{{', '.join(b)}}}, {{{cin}}}")
+                self.mma(D[hh], a, b, j == 0)
         self.scale_sums([D[0][0], D[1][1], D[0][2], D[1][3]], sc)
 
     def loops_tc(self):

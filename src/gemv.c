@@ -521,6 +521,13 @@ static int prefetch_depth(const gemv_shape *s, const ptxq_gemv_desc *d, const pt
     return (int)(want < trips ? want : trips);
 }
 
+/* 1 if the plan's L2 prefetch of A may move before the PDL wait without the caller's promise:
+ * a PDL launch with a prefetch, not already early, not the ring kernel (whose early start is
+ * real loads; see the NOTE in ptxq_gemv). */
+static int prefetch_may_move(const ptxq_gemv_plan *p) {
+    return p->pdl && !p->early && p->prefetch_trips > 0 && p->pipelined != 2;
+}
+
 /* 1 if stream is being captured (cuStreamIsCapturing; 0 where the query fails). */
 static int stream_capturing(ptxq_context *ctx, void *stream) {
     CUstreamCaptureStatus cs = CU_STREAM_CAPTURE_STATUS_NONE;
@@ -552,8 +559,7 @@ static int plan_all(ptxq_context *ctx, const ptxq_gemv_desc *d, const ptxq_tenso
      * the NOTE in ptxq_gemv on why that is correct without the promise): H200, 2026-11-25, stream
      * launches, the FP4 and MXFP8 plans on the four bench shapes gained 0.5-4.8 points of the
      * copy ((7168,2048,4) NVFP4 69.5 -> 74.3%), 16384 x 16384 x 4 within 0.3. */
-    if (pdl && !early && p->prefetch_trips > 0 && p->pipelined != 2 &&
-        ctx->info.dram_gbps >= 4000) {
+    if (prefetch_may_move(p) && ctx->info.dram_gbps >= 4000) {
         p->early = 1;
         s->args.flags |= PTXQ_GEMV_FLAG_EARLY;
     }
@@ -589,8 +595,7 @@ ptxq_status ptxq_gemv(ptxq_context *ctx, const ptxq_gemv_desc *d, const ptxq_ten
      * shapes within 0.4 points; on a plain stream mixed on the H100 (+1.5 there, -0.5 to -1.0
      * on (7168,16384,1)), so there it stays after the wait below 4 TB/s (plan_all). Not for
      * the ring kernel: its early start is real loads, which need PTXQ_GEMV_STATIC_WEIGHTS. */
-    if (p.pdl && !p.early && p.prefetch_trips > 0 && p.pipelined != 2 &&
-        stream_capturing(ctx, stream))
+    if (prefetch_may_move(&p) && stream_capturing(ctx, stream))
         s.args.flags |= PTXQ_GEMV_FLAG_EARLY;
     void *params[] = {&s.args};
     if ((st = ptxq_launch_ex(ctx, k, p.grid, p.threads, 0, stream, params,
