@@ -144,6 +144,7 @@ FLAG_SPAIR = 64    # NVFP4: a chunk's two scale bytes, A's and (x in NVFP4 too) 
                    # pitches, or 128x4 with an even base): the fast loop loads them as one u16
 FLAG_EARLY = 32    # the caller promised A and its scales are not written by the preceding kernel:
                    # the L2 prefetch of A runs before griddepcontrol.wait (PDL), not after
+# bit 31 is never set: the F16 tensor-core kernels make an opaque zero of it (TC, sdep)
 
 
 def arg_layout():
@@ -1271,6 +1272,9 @@ class GV:
 # window in f32 by the block scale (NVFP4: one per half; MXFP4: the two halves are one block).
 # BF16 x: mma.sync bf16, A decoded by spread_bf16 (pairs (i, i + 4), 2.4 instructions an
 # element) and each B register assembled from x's halves by one prmt to the same pairing.
+# Both x types load x into one register set (compute_w2: 2 loads a window, not 4): lanes g = 2t
+# and 2t + 1 read halves 0 and 1 into the same registers, and the 8 mma run as two chains, one
+# per half of A's chunk (compute_w, two register sets, stays behind GEMV_OPTS=x2=0).
 TC_X = ("f16", "bf16")
 
 
@@ -1335,8 +1339,11 @@ class TC(GV):
         self.TU = int(p.get("u", 1))
         # one x register set and two mma chains (compute_w2; GEMV_OPTS=x2=0/1). H100,
         # 2026-11-25, same process: BF16 x 2-7% faster on all four bench shapes, both formats
-        # (NVFP4 (7168,16384,1) 27.93 against 30.07 us); F16 x 8-12% slower (32.6 against 28.7)
-        self.x2 = bool(int(p.get("x2", 1 if self.xt == "bf16" else 0)))
+        # (NVFP4 (7168,16384,1) 27.93 against 30.07 us). F16 x was 8-12% slower until its scale
+        # loads were held before the first mma (sdep): then 0.6-3% faster on every shape, two
+        # rounds (NVFP4 (7168,16384,1) 27.95-28.02 against 28.81-28.84 us)
+        self.x2 = bool(int(p.get("x2", 1)))
+        self.sdep = bool(int(p.get("sdep", 1 if self.x2 and self.xt == "f16" else 0)))
 
     def setup_tc(self):
         k = self.k
@@ -1542,10 +1549,11 @@ class TC(GV):
             pl = "%p_lx0"
         self.ld(X[0:4], xa, "x", pl)
         self.ld(X[4:8], f"{xa}+16", "x", pl)
-        if self.p.get("sdep"):
-            # experiment knob (GEMV_OPTS=sdep=1): the first mma's x word waits for the scale
-            # bytes through an opaque zero (the flags' unused bit 31), so ptxas cannot sink the
-            # scale loads below the first chain (it does for F16 x2: H100, 10% slower)
+        if self.sdep:
+            # NOTE: the first mma's x word waits for the scale bytes through an opaque zero (the
+            # flags' bit 31, never set), so ptxas cannot sink the scale loads below the first
+            # chain: it does for F16 x without this, and each window then waits out their DRAM
+            # latency (H100: 10% slower). BF16 x keeps its loads early without it.
             z, t = k.reg(".b32", "t_zdep"), k.reg(".b32", "t_sdep")
             k(f"and.b32 {z}, %a_flags, 0x80000000")
             k(f"lop3.b32 {t}, {sb['A'][-1]}, {sb['B'][-1]}, {z}, 0xA8")  # (a | b) & c: 0

@@ -305,14 +305,12 @@ static void test_sass(void **state) {
          * loop); x: at least one more of each. Other loads: scale bytes (NVFP4's pairs as one
          * 16-bit load each in the fast loops), the 8-byte half chunk of an NVFP4 row, the two
          * per-tensor scale words. */
-        /* the tensor-core kernels ("..._tc"): 2 rows of A and x's 16-byte loads a window (F16
-         * x: 4; BF16 x, one register set: 2) in each copy of the window loop (NVFP4: the u16
-         * scale copy, the byte copy, the tail; MXFP4: the last two), and the 8 mma.sync of a
-         * window as HMMA */
+        /* the tensor-core kernels ("..._tc"): 2 rows of A and x's 2 16-byte loads a window
+         * (one register set) in each copy of the window loop (NVFP4: the u16 scale copy, the
+         * byte copy, the tail; MXFP4: the last two), and the 8 mma.sync of a window as HMMA */
         int tc = strlen(k->name) > 3 && !strcmp(k->name + strlen(k->name) - 3, "_tc");
         int tc_copies = !strncmp(k->name, "gemv_nvfp4_", 11) ? 3 : 2;
-        int tc_x = strstr(k->name, "_bf16_") ? 2 : 4;
-        int want128 = tc ? tc_copies * (2 + tc_x) : 2 * (kernel_rows(k->name) + 1);
+        int want128 = tc ? tc_copies * (2 + 2) : 2 * (kernel_rows(k->name) + 1);
         /* the bulk-copy ring kernels (sm_90a) read A from shared memory: LDG.128 for x only */
         int ring = k->name[strlen(k->name) - 1] == 'b' && !strcmp(k->target, "sm_90a");
         if (ring) want128 = 1;
