@@ -18,9 +18,10 @@
  *                   [--batch N] [--graph] [--read CTAS/LOADS[/THREADS][,...]]
  *     --pdl: launch without PDL, with PDL (the default: wait before any load), or with PDL and
  *     PTXQ_GEMV_STATIC_WEIGHTS (A's L2 prefetch before the wait; legal here: nothing writes A).
- *     With --graph, and on GPUs with 4 TB/s of DRAM or more, "on" puts the L2 prefetch before
- *     the wait too (ptxq_gemv does while the stream is captured; the plan does from 4 TB/s), so
- *     "on" and "early" differ only for the ring kernel there.
+ *     With --graph, on GPUs with 4 TB/s of DRAM or more, and on grids of at most two waves, "on"
+ *     puts the L2 prefetch before the wait too (ptxq_gemv does while the stream is captured; the
+ *     plan does from 4 TB/s and up to two waves), so "on" and "early" differ only for the ring
+ *     kernel there.
  *     --prefetch: desc.prefetch_trips (0 = the runtime's depth, -1 = none). Lists time every
  *     combination, each on its own row, in the same process against the same copy figure.
  *     --pipelined: desc.pipelined (0 = the runtime's choice, 1 = the software-pipelined kernel,
@@ -435,7 +436,8 @@ int bench_gemv_main(int argc, char **argv) {
            "the data between two reads of one copy exceeds 4 x L2; launches back to back, time per "
            "call = batch time / calls, median of %d batches.\n", reps);
     printf("pdl: off = plain launches; on = programmatic dependent launch, every load after the "
-           "wait (the default; in a graph or from 4 TB/s A's L2 prefetch goes before it); early = on + "
+           "wait (the default; in a graph, from 4 TB/s or on grids of at most two waves A's L2 "
+           "prefetch goes before it); early = on + "
            "PTXQ_GEMV_STATIC_WEIGHTS (A's L2 prefetch before the wait). pfN: L2 prefetch depth "
            "in trips.\n");
     printf("GB/s: bytes that must move (A + A scales + x [+ x scales] + y) per second. bound: those "

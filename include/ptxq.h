@@ -305,8 +305,9 @@ ptxq_status ptxq_quantize(ptxq_context *ctx, const ptxq_quant_desc *desc, const 
  * scales (when the plan has one) then runs before the wait, overlapping the preceding kernel's
  * tail, and the bulk-copy ring kernel (pipelined 2) loads its first stages of A there too; x,
  * x_scale, the per-tensor scales and y are still touched only after the wait. While the stream
- * is being captured into a CUDA graph, and on GPUs with 4 TB/s of DRAM or more, the L2 prefetch
- * runs before the wait without the promise: a prefetch loads nothing into registers and L2 is
+ * is being captured into a CUDA graph, on GPUs with 4 TB/s of DRAM or more, and where the plan's
+ * grid is at most two waves, the L2 prefetch runs before the wait without the promise (the
+ * plan's `early` says so for the last two): a prefetch loads nothing into registers and L2 is
  * coherent with every SM's writes, so it is correct either way, and there it measured faster
  * (src/gemv.c). Without PDL (NO_PDL, or a driver without cuLaunchKernelEx) neither changes
  * anything. */
@@ -354,8 +355,9 @@ typedef struct ptxq_gemv_plan {
     int pdl;               /* launched with programmatic dependent launch */
     int early;             /* A's L2 prefetch (ring kernel: its first loads) before the PDL
                               wait: PTXQ_GEMV_STATIC_WEIGHTS, or the prefetch alone from 4 TB/s
-                              of DRAM; ptxq_gemv also moves the prefetch there while the stream
-                              is captured (not shown here: the plan has no stream) */
+                              of DRAM or on a grid of at most two waves; ptxq_gemv also moves
+                              the prefetch there while the stream is captured (not shown here:
+                              the plan has no stream) */
     int prefetch_trips;    /* L2 prefetch depth used */
     int pipelined;         /* 1: the software-pipelined kernel (name ends in "s"), 2: the
                               bulk-copy ring kernel (name ends in "b") */

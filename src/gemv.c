@@ -555,11 +555,19 @@ static int plan_all(ptxq_context *ctx, const ptxq_gemv_desc *d, const ptxq_tenso
     if (p->early) s->args.flags |= PTXQ_GEMV_FLAG_EARLY;
     p->prefetch_trips = prefetch_depth(s, d, p, ctx->info.sm_count);
     s->args.pfn = (uint32_t)p->prefetch_trips;
-    /* From 4 TB/s of DRAM (H200) the L2 prefetch goes before the PDL wait on every launch (see
-     * the NOTE in ptxq_gemv on why that is correct without the promise): H200, 2026-11-25, stream
-     * launches, the FP4 and MXFP8 plans on the four bench shapes gained 0.5-4.8 points of the
-     * copy ((7168,2048,4) NVFP4 69.5 -> 74.3%), 16384 x 16384 x 4 within 0.3. */
-    if (prefetch_may_move(p) && ctx->info.dram_gbps >= 4000) {
+    /* The L2 prefetch goes before the PDL wait (see the NOTE in ptxq_gemv on why that is correct
+     * without the promise) from 4 TB/s of DRAM (H200) on every launch, and below it where the
+     * grid is at most two waves, whose CTAs mostly start while the preceding kernel drains.
+     * H200, 2026-11-25, stream launches: the FP4 and MXFP8 plans on the four bench shapes gained
+     * 0.5-4.8 points of the copy ((7168,2048,4) NVFP4 69.5 -> 74.3%), 16384 x 16384 x 4 within
+     * 0.3. H100, 2026-11-26, stream, two rounds against the prefetch after the wait: FP4 at 0.97
+     * waves +11 to +14% ((2048,2048,8) NVFP4 8.62-8.66 -> 7.54-7.56 us), at 1.7-1.94 waves +1.3
+     * to +2.8% ((7168,2048,4) NVFP4 13.56-13.61 -> 13.32-13.35) but (4096,7168,8) within 0.1%;
+     * MXFP8 at 1.55 waves unchanged; with it forced at 2.9 waves -0.5 to +1%, at 3.4 waves -0.6
+     * to -1.5%, so not there. */
+    int64_t slots = (int64_t)ctx->info.sm_count * (p->ctas_per_sm > 0 ? p->ctas_per_sm : 1);
+    if (prefetch_may_move(p) &&
+        (ctx->info.dram_gbps >= 4000 || (int64_t)p->grid <= 2 * slots)) {
         p->early = 1;
         s->args.flags |= PTXQ_GEMV_FLAG_EARLY;
     }
@@ -592,9 +600,9 @@ ptxq_status ptxq_gemv(ptxq_context *ctx, const ptxq_gemv_desc *d, const ptxq_ten
      * coherent with every SM's writes, so the kernel reads the preceding kernel's A after the
      * wait either way; only the speed differs. H100, 2026-11-25, FP4 (7168,2048,4) in a graph:
      * 83-87% of the copy with the prefetch after the wait, 88-91% before it, the other bench
-     * shapes within 0.4 points; on a plain stream mixed on the H100 (+1.5 there, -0.5 to -1.0
-     * on (7168,16384,1)), so there it stays after the wait below 4 TB/s (plan_all). Not for
-     * the ring kernel: its early start is real loads, which need PTXQ_GEMV_STATIC_WEIGHTS. */
+     * shapes within 0.4 points; on a plain stream below 4 TB/s it moves only on grids of at
+     * most two waves (plan_all: -0.6 to -1.5% on the H100 at 3.4 waves). Not for the ring
+     * kernel: its early start is real loads, which need PTXQ_GEMV_STATIC_WEIGHTS. */
     if (prefetch_may_move(&p) && stream_capturing(ctx, stream))
         s.args.flags |= PTXQ_GEMV_FLAG_EARLY;
     void *params[] = {&s.args};

@@ -691,13 +691,14 @@ static void test_pdl_chain(void **state) {
     assert_int_equal(fails, 0);
 }
 
-/* A written by the preceding kernel, in a CUDA graph: while a stream is captured ptxq_gemv puts
- * the L2 prefetch of A before the PDL wait without PTXQ_GEMV_STATIC_WEIGHTS (src/gemv.c), which
- * is correct only because a prefetch loads nothing into registers. GEMV 2's A is GEMV 1's F16
- * output read as E2M1 codes (every byte is a valid pair), GEMV 1 alternating between two inputs;
- * with a forced 1-trip prefetch, graph launches must equal, bit for bit, the same calls made
- * with plain launches and a synchronization after each. A kernel that read A (not just
- * prefetched it) before the wait would see the previous y1 or the NaN poison's bytes. */
+/* A written by the preceding kernel, in a CUDA graph and on a plain PDL stream: while a stream is
+ * captured, and on grids of at most two waves, ptxq_gemv puts the L2 prefetch of A before the PDL
+ * wait without PTXQ_GEMV_STATIC_WEIGHTS (src/gemv.c), which is correct only because a prefetch
+ * loads nothing into registers. GEMV 2's A is GEMV 1's F16 output read as E2M1 codes (every byte
+ * is a valid pair), GEMV 1 alternating between two inputs; with a forced 1-trip prefetch, graph
+ * launches and back-to-back PDL launches must equal, bit for bit, the same calls made with plain
+ * launches and a synchronization after each. A kernel that read A (not just prefetched it)
+ * before the wait would see the previous y1 or the NaN poison's bytes. */
 static void test_graph_a_written(void **state) {
     (void)state;
     if (no_gpu()) skip();
@@ -721,18 +722,32 @@ static void test_graph_a_written(void **state) {
     ptxq_tensor Y1 = ptxq_tensor_make(PTXQ_F16, 1, &N, y1);
     ptxq_tensor A2 = ptxq_tensor_make(PTXQ_E2M1, 2, a2s, y1), S2 = ptxq_tensor_make(PTXQ_UE4M3, 2, s2s, s2);
     ptxq_tensor X2 = ptxq_tensor_make(PTXQ_E2M1, 1, &K2, x2), XS2 = ptxq_tensor_make(PTXQ_UE4M3, 1, &nk2, xs2);
-    float *got[2] = {NULL, NULL};
+    float *got[3] = {NULL, NULL, NULL};
     int fails = 0;
-    for (int m = 0; m < 2; ++m) { /* 0: plain launches, synchronized; 1: PDL in a graph */
+    /* 0: plain launches, synchronized; 1: PDL in a graph; 2: PDL launches back to back on the
+     * stream (GEMV 2's one-CTA grid is under two waves: its plan moves the prefetch there too) */
+    for (int m = 0; m < 3; ++m) {
         ptxq_gemv_desc d1, d2;
         memset(&d1, 0, sizeof d1);
         memset(&d2, 0, sizeof d2);
         d1.format = d2.format = PTXQ_GEMV_NVFP4;
         d1.flags = d2.flags = m ? 0u : PTXQ_GEMV_NO_PDL;
         d2.prefetch_trips = 1;
+        if (m == 2) {
+            ptxq_gemv_plan p2;
+            int64_t m2 = M2;
+            ptxq_tensor Y2 = ptxq_tensor_make(PTXQ_F32, 1, &m2, y2);
+            if (ptxq_gemv_plan_for(D->ctx, &d2, &A2, &S2, &X2, &XS2, &Y2, &p2) || !p2.early ||
+                !p2.pdl || p2.prefetch_trips != 1) {
+                print_error("graph A written: GEMV 2's stream plan: early %d, pdl %d, "
+                            "prefetch %d (want 1, 1, 1)\n", p2.early, p2.pdl, p2.prefetch_trips);
+                ++fails;
+                break;
+            }
+        }
         dev_fill(D, y1, 0xFF, (size_t)N * 2);
         dev_fill(D, y2, 0xFF, (size_t)(IT * M2 * 4));
-        if (m && D->drv->cuStreamBeginCapture(D->stream, CU_STREAM_CAPTURE_MODE_THREAD_LOCAL)) {
+        if (m == 1 && D->drv->cuStreamBeginCapture(D->stream, CU_STREAM_CAPTURE_MODE_THREAD_LOCAL)) {
             print_error("graph A written: cuStreamBeginCapture failed\n");
             ++fails;
             break;
@@ -750,7 +765,7 @@ static void test_graph_a_written(void **state) {
             }
             if (!m) dev_sync(D);
         }
-        if (m) bad_call |= !graph_end_launch(D, !bad_call);
+        if (m == 1) bad_call |= !graph_end_launch(D, !bad_call);
         got[m] = malloc(sizeof(float) * (size_t)(IT * M2));
         dev_download(D, got[m], y2, sizeof(float) * (size_t)(IT * M2));
         fails += bad_call;
@@ -760,15 +775,19 @@ static void test_graph_a_written(void **state) {
         for (int64_t i = 0; i < IT * M2; ++i) nan += got[0][i] != got[0][i];
         /* y1 as E2M1 codes: any bits decode, so NaN in y2 can only come from a NaN y1 (poison) */
         if (nan) print_error("graph A written: %d NaN in the reference\n", nan);
-        if (memcmp(got[0], got[1], sizeof(float) * (size_t)(IT * M2))) {
-            print_error("graph A written: the graph's y2 differs from the synchronized one\n");
-            ++fails;
-        }
+        for (int m = 1; m < 3; ++m)
+            if (memcmp(got[0], got[m], sizeof(float) * (size_t)(IT * M2))) {
+                print_error("graph A written: the %s y2 differs from the synchronized one\n",
+                            m == 1 ? "graph's" : "PDL stream's");
+                ++fails;
+            }
         fails += nan != 0;
     }
-    printf("[ INFO     ] graph A written: %d GEMV pairs, %s\n", IT, fails ? "FAILED" : "equal");
+    printf("[ INFO     ] graph A written: %d GEMV pairs, graph and PDL stream %s\n", IT,
+           fails ? "FAILED" : "equal");
     free(got[0]);
     free(got[1]);
+    free(got[2]);
     free(h);
     gemv1_free(D, &g1);
     dev_free(D, y1);
