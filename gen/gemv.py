@@ -1399,8 +1399,37 @@ class TC(GV):
         k("mov.f32 %accA, 0f00000000")
         k("mov.f32 %accB, 0f00000000")
         k("mov.f32 %fz, 0f00000000")
+        self.prefetch_tc()
         k.comment("PDL: everything above overlaps the preceding kernel's tail")
         k("griddepcontrol.wait")
+
+    def prefetch_tc(self):
+        """An L2 prefetch of the lane's 16 bytes of rows A and B in each of its first pfn windows,
+        before the PDL wait.
+        NOTE: a prefetch loads nothing into registers and L2 is coherent with every SM's writes,
+        so this is correct after any kernel, A written by it included (see ptxq_gemv); the
+        kernel still reads A after the wait. H100, 2026-11-26: one window ahead of the wait took
+        2.6-4.7% off the three hackathon shapes (a grid of at most two waves: its CTAs start
+        while the preceding kernel drains), two windows less, four windows lost 3-20%."""
+        k = self.k
+        k.comment("---- L2 prefetch of the first pfn windows (rows A and B), before the PDL wait")
+        i, c, st = k.reg(".b32", "pf_i"), k.reg(".b32", "pf_c"), k.reg(".b32", "pf_st")
+        pd, pin, aa = k.reg(".pred", "p_pfdone"), k.reg(".pred", "p_pfin"), k.reg(".b64", "pf_a")
+        k(f"mov.u32 {i}, %a_pfn")
+        k(f"shl.b32 {st}, 4, %a_wk_shift")
+        k(f"shl.b32 {c}, %wk, 2")
+        k(f"add.u32 {c}, {c}, %t4")
+        k.label("PF_LOOP")
+        k(f"setp.eq.u32 {pd}, {i}, 0")
+        k(f"@{pd} bra.uni PF_DONE")
+        k(f"setp.lt.u32 {pin}, {c}, %a_nch")
+        for rr in ("A", "B"):
+            k(f"mad.wide.u32 {aa}, {c}, 16, %abase{rr}")
+            k(f"@{pin} prefetch.global.L2 [{aa}]")
+        k(f"add.u32 {c}, {c}, {st}")
+        k(f"sub.u32 {i}, {i}, 1")
+        k("bra.uni PF_LOOP")
+        k.label("PF_DONE")
 
     def load_a(self, u, tail, spair=False):
         """Window u of the trip (chunk c_u = c0 + 4 u WK + t): A's 16 bytes of rows A and B and

@@ -292,7 +292,8 @@ ptxq_status ptxq_quantize(ptxq_context *ctx, const ptxq_quant_desc *desc, const 
  * ptxq_gemv_plan_for() returns what a call would launch. NVFP4 x NVFP4 has software-pipelined
  * twins (desc.pipelined); an optional L2 prefetch of each thread's first trips of A and its
  * scales runs before the loop (desc.prefetch_trips; the last row tile's warps, whose rows run
- * past M, skip it). The runtime picks both as measured
+ * past M, skip it; the tensor-core kernel prefetches its first windows of A, before the PDL
+ * wait). The runtime picks both as measured
  * (src/gemv.c).
  *
  * Launch (desc.flags): by default the kernel is launched with programmatic dependent launch
@@ -327,7 +328,9 @@ typedef struct ptxq_gemv_desc {
     int k_warps;                      /* 0 = chosen by the runtime, else 1, 2, 4 or 8 */
     unsigned flags;                   /* PTXQ_GEMV_NO_PDL | PTXQ_GEMV_STATIC_WEIGHTS, 0 = PDL */
     int prefetch_trips;               /* L2 prefetch depth: 0 = chosen by the runtime, -1 =
-                                         none, else 1..64 trips (of 32 * k_warps chunks a row) */
+                                         none, else 1..64 trips (of 32 * k_warps chunks a row;
+                                         for the tensor-core kernel windows of 4 * k_warps
+                                         chunks, always before the PDL wait) */
     int pipelined;                    /* NVFP4 x NVFP4: 0 = chosen by the runtime (the
                                          plain kernel: it measured faster than both others on
                                          the H100 and the H200), 1 = the
@@ -355,10 +358,10 @@ typedef struct ptxq_gemv_plan {
     int pdl;               /* launched with programmatic dependent launch */
     int early;             /* A's L2 prefetch (ring kernel: its first loads) before the PDL
                               wait: PTXQ_GEMV_STATIC_WEIGHTS, or the prefetch alone from 4 TB/s
-                              of DRAM or on a grid of at most two waves; ptxq_gemv also moves
-                              the prefetch there while the stream is captured (not shown here:
-                              the plan has no stream) */
-    int prefetch_trips;    /* L2 prefetch depth used */
+                              of DRAM, on a grid of at most two waves, or for the tensor-core
+                              kernel always; ptxq_gemv also moves the prefetch there while the
+                              stream is captured (not shown here: the plan has no stream) */
+    int prefetch_trips;    /* L2 prefetch depth used (trips; tensor-core kernel: windows) */
     int pipelined;         /* 1: the software-pipelined kernel (name ends in "s"), 2: the
                               bulk-copy ring kernel (name ends in "b") */
 } ptxq_gemv_plan;

@@ -488,9 +488,10 @@ static int memo_plan(const gemv_shape *s, const ptxq_gemv_desc *d, const char *t
     return PTXQ_OK;
 }
 
-/* L2 prefetch depth in trips (a trip: each thread one chunk of each of its R rows), at most the
- * warp's trips along K. Automatic depth: x in A's format and at most 8 waves of CTAs take 1
- * trip, everything else none. Measured with bench gemv --prefetch 0,1: MXFP8 on an H200, +0.4 to
+/* L2 prefetch depth in trips (a trip: each thread one chunk of each of its R rows; for the
+ * tensor-core kernel a window), at most the warp's trips along K. Automatic depth: x in A's
+ * format and at most 8 waves of CTAs take 1 trip, the tensor-core kernel at most 2 waves 1
+ * window (below), everything else none. Measured with bench gemv --prefetch 0,1: MXFP8 on an H200, +0.4 to
  * +2.2 points of %copy on the three hackathon shapes (+1.5 to +3.3 with
  * PTXQ_GEMV_STATIC_WEIGHTS; -1.5 on the 12-wave 16384 x 16384 x 4); NVFP4 on an H100 with the
  * fast-loop kernels, +1.0 on each hackathon shape (the older FP4 kernels lost 1 to 5 points with
@@ -500,10 +501,12 @@ static int memo_plan(const gemv_shape *s, const ptxq_gemv_desc *d, const char *t
  * overrides both. */
 static int prefetch_depth(const gemv_shape *s, const ptxq_gemv_desc *d, const ptxq_gemv_plan *p,
                           int sms) {
-    int64_t trips = ceil_div(s->nch, 32 * (int64_t)p->k_warps);
-    /* the ring and the tensor-core kernels have no prefetch */
-    if (d->prefetch_trips < 0 || trips <= 0 || p->pipelined == 2 || p->rows_per_thread == 16)
-        return 0;
+    /* the tensor-core kernel's trips are windows (4 chunks a row, k_warps warps along K), and
+     * it prefetches them before the PDL wait (gen/gemv.py, TC.prefetch_tc) */
+    int tc = p->rows_per_thread == 16;
+    int64_t trips = ceil_div(s->nch, (tc ? 4 : 32) * (int64_t)p->k_warps);
+    /* the ring kernel has no prefetch */
+    if (d->prefetch_trips < 0 || trips <= 0 || p->pipelined == 2) return 0;
     int64_t want = d->prefetch_trips;
     if (!want) {
         static _Thread_local int env = -2;
@@ -515,7 +518,12 @@ static int prefetch_depth(const gemv_shape *s, const ptxq_gemv_desc *d, const pt
             want = env;
         } else {
             int64_t slots = (int64_t)(sms > 0 ? sms : 1) * (p->ctas_per_sm > 0 ? p->ctas_per_sm : 1);
-            want = s->xk == 0 && (int64_t)p->grid <= 8 * slots ? 1 : 0;
+            /* tensor-core kernels: one window on grids of at most two waves. H100, 2026-11-26,
+             * two rounds: -2.6 to -4.7% of the time on the three hackathon shapes (0.85 to 1.94
+             * waves), the 7.8-wave 16384 x 16384 x 4 within +0.85%; two windows gained less, four
+             * lost 3-20% */
+            if (tc) want = (int64_t)p->grid <= 2 * slots ? 1 : 0;
+            else want = s->xk == 0 && (int64_t)p->grid <= 8 * slots ? 1 : 0;
         }
     }
     return (int)(want < trips ? want : trips);
@@ -555,6 +563,8 @@ static int plan_all(ptxq_context *ctx, const ptxq_gemv_desc *d, const ptxq_tenso
     if (p->early) s->args.flags |= PTXQ_GEMV_FLAG_EARLY;
     p->prefetch_trips = prefetch_depth(s, d, p, ctx->info.sm_count);
     s->args.pfn = (uint32_t)p->prefetch_trips;
+    /* the tensor-core kernel's prefetch always runs before the wait (TC.prefetch_tc) */
+    if (p->rows_per_thread == 16 && p->pdl && p->prefetch_trips > 0) p->early = 1;
     /* The L2 prefetch goes before the PDL wait (see the NOTE in ptxq_gemv on why that is correct
      * without the promise) from 4 TB/s of DRAM (H200) on every launch, and below it where the
      * grid is at most two waves, whose CTAs mostly start while the preceding kernel drains.

@@ -575,9 +575,9 @@ static void gemv1_free(ptxq_dev *D, gemv1_inputs *g) {
  * the stream, GEMV 1 alternating between two inputs, so a GEMV 2 that read x before GEMV 1 was
  * done would see the previous y1 (or the NaN poison). Every format and plan of GEMV 2, launched
  * without PDL, with PDL, and with PDL + STATIC_WEIGHTS (A's prefetch before the wait), with the
- * L2 prefetch off, automatic and 1 trip, and the default captured in a CUDA graph: each must
- * equal, bit for bit, the same plan run with a plain launch and a stream synchronization after
- * each call. */
+ * L2 prefetch off, automatic and 1 trip (the tensor-core kernel's, always before the wait), and
+ * the default captured in a CUDA graph: each must equal, bit for bit, the same plan run with a
+ * plain launch and a stream synchronization after each call. */
 static void test_pdl_chain(void **state) {
     (void)state;
     if (no_gpu()) skip();
@@ -595,7 +595,8 @@ static void test_pdl_chain(void **state) {
     int64_t a2s[2] = {M2, N}, y2s[2] = {IT, M2};
     ptxq_tensor Y1 = ptxq_tensor_make(PTXQ_F16, 1, &N, y1), X2 = Y1;
     static const unsigned modes[3] = {PTXQ_GEMV_NO_PDL, 0, PTXQ_GEMV_STATIC_WEIGHTS};
-    static const int pfs[3] = {-1, 0, 1}, rs[3] = {1, 2, 4}, ks[4] = {1, 2, 4, 8};
+    /* r16: the tensor-core kernel (x F16 here), whose prefetch runs before the wait */
+    static const int pfs[3] = {-1, 0, 1}, rs[4] = {1, 2, 4, 16}, ks[4] = {1, 2, 4, 8};
     int fails = 0, runs = 0;
     for (int f = 0; f < 3; ++f) {
         ptxq_dtype elem, sdt;
@@ -613,8 +614,9 @@ static void test_pdl_chain(void **state) {
         int64_t s2s[2] = {M2, nk2};
         ptxq_tensor A2 = ptxq_tensor_make(elem, 2, a2s, a2), S2 = ptxq_tensor_make(sdt, 2, s2s, s2);
         ptxq_tensor Y2 = ptxq_tensor_make(PTXQ_F32, 2, y2s, y2);
-        for (int pl = 0; pl < 12; ++pl)
+        for (int pl = 0; pl < 16; ++pl)
             for (int m = -1; m < 10; ++m) { /* -1: the synchronized reference, 9: PDL in a graph */
+                if (rs[pl / 4] == 16 && k_formats[f] == PTXQ_GEMV_MXFP8) break;
                 ptxq_gemv_desc d1, d2;
                 memset(&d1, 0, sizeof d1);
                 memset(&d2, 0, sizeof d2);
@@ -722,72 +724,87 @@ static void test_graph_a_written(void **state) {
     ptxq_tensor Y1 = ptxq_tensor_make(PTXQ_F16, 1, &N, y1);
     ptxq_tensor A2 = ptxq_tensor_make(PTXQ_E2M1, 2, a2s, y1), S2 = ptxq_tensor_make(PTXQ_UE4M3, 2, s2s, s2);
     ptxq_tensor X2 = ptxq_tensor_make(PTXQ_E2M1, 1, &K2, x2), XS2 = ptxq_tensor_make(PTXQ_UE4M3, 1, &nk2, xs2);
-    float *got[3] = {NULL, NULL, NULL};
+    /* GEMV 2's x: E2M1 (the dp4a kernel) or F16 (the tensor-core kernel, whose prefetch always
+     * runs before the wait) */
+    uint64_t x2h = dev_alloc(D, (size_t)K2 * 2);
+    for (int64_t i = 0; i < K2; ++i) {
+        uint16_t v = (uint16_t)(0x3000 + rng_next(&rg) % 0x1000) | (uint16_t)(rng_next(&rg) & 1) << 15;
+        memcpy(h + 2 * i, &v, 2); /* finite, |x| in [2^-3, 1) */
+    }
+    dev_upload(D, x2h, h, (size_t)K2 * 2);
+    ptxq_tensor X2H = ptxq_tensor_make(PTXQ_F16, 1, &K2, x2h);
     int fails = 0;
-    /* 0: plain launches, synchronized; 1: PDL in a graph; 2: PDL launches back to back on the
-     * stream (GEMV 2's one-CTA grid is under two waves: its plan moves the prefetch there too) */
-    for (int m = 0; m < 3; ++m) {
-        ptxq_gemv_desc d1, d2;
-        memset(&d1, 0, sizeof d1);
-        memset(&d2, 0, sizeof d2);
-        d1.format = d2.format = PTXQ_GEMV_NVFP4;
-        d1.flags = d2.flags = m ? 0u : PTXQ_GEMV_NO_PDL;
-        d2.prefetch_trips = 1;
-        if (m == 2) {
-            ptxq_gemv_plan p2;
-            int64_t m2 = M2;
-            ptxq_tensor Y2 = ptxq_tensor_make(PTXQ_F32, 1, &m2, y2);
-            if (ptxq_gemv_plan_for(D->ctx, &d2, &A2, &S2, &X2, &XS2, &Y2, &p2) || !p2.early ||
-                !p2.pdl || p2.prefetch_trips != 1) {
-                print_error("graph A written: GEMV 2's stream plan: early %d, pdl %d, "
-                            "prefetch %d (want 1, 1, 1)\n", p2.early, p2.pdl, p2.prefetch_trips);
-                ++fails;
+    for (int xv = 0; xv < 2; ++xv) {
+        float *got[3] = {NULL, NULL, NULL};
+        int xfails = 0;
+        const ptxq_tensor *X2v = xv ? &X2H : &X2, *XS2v = xv ? NULL : &XS2;
+        /* 0: plain launches, synchronized; 1: PDL in a graph; 2: PDL launches back to back on the
+         * stream (GEMV 2's one-CTA grid is under two waves: its plan moves the prefetch there too) */
+        for (int m = 0; m < 3; ++m) {
+            ptxq_gemv_desc d1, d2;
+            memset(&d1, 0, sizeof d1);
+            memset(&d2, 0, sizeof d2);
+            d1.format = d2.format = PTXQ_GEMV_NVFP4;
+            d1.flags = d2.flags = m ? 0u : PTXQ_GEMV_NO_PDL;
+            d2.prefetch_trips = 1;
+            if (m == 2) {
+                ptxq_gemv_plan p2;
+                int64_t m2 = M2;
+                ptxq_tensor Y2 = ptxq_tensor_make(PTXQ_F32, 1, &m2, y2);
+                if (ptxq_gemv_plan_for(D->ctx, &d2, &A2, &S2, X2v, XS2v, &Y2, &p2) || !p2.early ||
+                    !p2.pdl || p2.prefetch_trips != 1) {
+                    print_error("graph A written: GEMV 2's stream plan: early %d, pdl %d, "
+                                "prefetch %d (want 1, 1, 1)\n", p2.early, p2.pdl, p2.prefetch_trips);
+                    ++xfails;
+                    break;
+                }
+            }
+            dev_fill(D, y1, 0xFF, (size_t)N * 2);
+            dev_fill(D, y2, 0xFF, (size_t)(IT * M2 * 4));
+            if (m == 1 && D->drv->cuStreamBeginCapture(D->stream, CU_STREAM_CAPTURE_MODE_THREAD_LOCAL)) {
+                print_error("graph A written: cuStreamBeginCapture failed\n");
+                ++xfails;
                 break;
             }
-        }
-        dev_fill(D, y1, 0xFF, (size_t)N * 2);
-        dev_fill(D, y2, 0xFF, (size_t)(IT * M2 * 4));
-        if (m == 1 && D->drv->cuStreamBeginCapture(D->stream, CU_STREAM_CAPTURE_MODE_THREAD_LOCAL)) {
-            print_error("graph A written: cuStreamBeginCapture failed\n");
-            ++fails;
-            break;
-        }
-        int bad_call = 0;
-        for (int it = 0; it < IT; ++it) {
-            int64_t m2 = M2;
-            ptxq_tensor Y2 = ptxq_tensor_make(PTXQ_F32, 1, &m2, y2 + (uint64_t)(it * M2 * 4));
-            if (ptxq_gemv(D->ctx, &d1, &g1.A1, &g1.S1, &g1.X1[it & 1], &g1.XS1[it & 1], &Y1,
-                          D->stream) ||
-                ptxq_gemv(D->ctx, &d2, &A2, &S2, &X2, &XS2, &Y2, D->stream)) {
-                print_error("graph A written: %s\n", ptxq_last_error());
-                bad_call = 1;
-                break;
+            int bad_call = 0;
+            for (int it = 0; it < IT; ++it) {
+                int64_t m2 = M2;
+                ptxq_tensor Y2 = ptxq_tensor_make(PTXQ_F32, 1, &m2, y2 + (uint64_t)(it * M2 * 4));
+                if (ptxq_gemv(D->ctx, &d1, &g1.A1, &g1.S1, &g1.X1[it & 1], &g1.XS1[it & 1], &Y1,
+                              D->stream) ||
+                    ptxq_gemv(D->ctx, &d2, &A2, &S2, X2v, XS2v, &Y2, D->stream)) {
+                    print_error("graph A written: %s\n", ptxq_last_error());
+                    bad_call = 1;
+                    break;
+                }
+                if (!m) dev_sync(D);
             }
-            if (!m) dev_sync(D);
+            if (m == 1) bad_call |= !graph_end_launch(D, !bad_call);
+            got[m] = malloc(sizeof(float) * (size_t)(IT * M2));
+            dev_download(D, got[m], y2, sizeof(float) * (size_t)(IT * M2));
+            xfails += bad_call;
         }
-        if (m == 1) bad_call |= !graph_end_launch(D, !bad_call);
-        got[m] = malloc(sizeof(float) * (size_t)(IT * M2));
-        dev_download(D, got[m], y2, sizeof(float) * (size_t)(IT * M2));
-        fails += bad_call;
+        if (!xfails) {
+            int nan = 0;
+            for (int64_t i = 0; i < IT * M2; ++i) nan += got[0][i] != got[0][i];
+            /* y1 as E2M1 codes: any bits decode, so NaN in y2 can only come from a NaN y1 (poison) */
+            if (nan) print_error("graph A written: %d NaN in the reference\n", nan);
+            for (int m = 1; m < 3; ++m)
+                if (memcmp(got[0], got[m], sizeof(float) * (size_t)(IT * M2))) {
+                    print_error("graph A written: the %s y2 differs from the synchronized one\n",
+                                m == 1 ? "graph's" : "PDL stream's");
+                    ++xfails;
+                }
+            xfails += nan != 0;
+        }
+        printf("[ INFO     ] graph A written, x %s: %d GEMV pairs, graph and PDL stream %s\n",
+               xv ? "F16 (tensor cores)" : "E2M1", IT, xfails ? "FAILED" : "equal");
+        free(got[0]);
+        free(got[1]);
+        free(got[2]);
+        fails += xfails;
     }
-    if (!fails) {
-        int nan = 0;
-        for (int64_t i = 0; i < IT * M2; ++i) nan += got[0][i] != got[0][i];
-        /* y1 as E2M1 codes: any bits decode, so NaN in y2 can only come from a NaN y1 (poison) */
-        if (nan) print_error("graph A written: %d NaN in the reference\n", nan);
-        for (int m = 1; m < 3; ++m)
-            if (memcmp(got[0], got[m], sizeof(float) * (size_t)(IT * M2))) {
-                print_error("graph A written: the %s y2 differs from the synchronized one\n",
-                            m == 1 ? "graph's" : "PDL stream's");
-                ++fails;
-            }
-        fails += nan != 0;
-    }
-    printf("[ INFO     ] graph A written: %d GEMV pairs, graph and PDL stream %s\n", IT,
-           fails ? "FAILED" : "equal");
-    free(got[0]);
-    free(got[1]);
-    free(got[2]);
+    dev_free(D, x2h);
     free(h);
     gemv1_free(D, &g1);
     dev_free(D, y1);
