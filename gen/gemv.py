@@ -50,8 +50,8 @@ software-pipelined twins ("_r<R>s", see variants()).
 
 Caching: A and its scales stream with ld.global.nc.L1::no_allocate and an L2 evict_first policy
 (createpolicy + .L2::cache_hint: ptxas 13 accepts .L2::evict_first only on 256-bit loads); A adds
-the .L2::256B prefetch hint. x and its scales use L1::evict_last and an L2 evict_last policy:
-every CTA of a batch reads the same x.
+an L2 prefetch-size hint, .L2::128B (see GV.ld). x and its scales use L1::evict_last and an L2
+evict_last policy: every CTA of a batch reads the same x.
 
 Decode
   sm_90a, FP4 A with FP4 x (the dp4a path): 2 * an E2M1 value is an integer in
@@ -601,7 +601,15 @@ class GV:
         pol = "%pol_a" if which == "a" else "%pol_x"
         pre = f"@{pred} " if pred else ""
         if len(dst) == 4:
-            hint = ".L2::256B" if which == "a" else ""
+            # NOTE: A's L2 prefetch size, .L2::128B (it was .L2::256B). 2026-11-26, two rounds
+            # each, x in A's format: H100 FP4 3.0-3.4% faster on (7168,2048,4), 0.8-1.4% on
+            # (4096,7168,8) and (7168,16384,1), MXFP8 0.9-1.2%; H200 FP4 1.8-8.7% on all four
+            # bench shapes ((7168,16384,1) NVFP4 19.85 -> 18.26 us), MXFP8 2.9-4.4%. Tensor-core
+            # kernels: H100 2% on the small shape, H200 within 0.5%. 64 bytes or no hint matched
+            # 128 for x in A's format on the H100; no hint cost the tensor-core kernels 1-2.4%.
+            # GEMV_OPTS=ahint=0/64/128/256 overrides.
+            ah = int(self.p.get("ahint", 128))
+            hint = (f".L2::{ah}B" if ah else "") if which == "a" else ""
             k(f"{pre}{cache}{hint}.v4.b32 {{{', '.join(dst)}}}, [{addr}], {pol}")
         elif len(dst) == 2:
             k(f"{pre}{cache}.v2.b32 {{{', '.join(dst)}}}, [{addr}], {pol}")
