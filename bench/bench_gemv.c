@@ -335,7 +335,8 @@ static int bench_one(ptxq_dev *d, ptxq_gemv_format f, ptxq_dtype xt, ptxq_dtype 
         printf("  same-traffic copy chain: %.2f us per copy of %.1f MiB, %.0f GB/s = %.1f%% of the "
                "large copy\n", cc.ms * 1e3, cc.bytes / 1048576.0, cc.gbps, 100.0 * cc.gbps / cp->gbps);
     /* the read-only floor: the same bytes read (nothing decoded, nothing written), chained the
-     * same way with PDL: no GEMV launched like this can beat it */
+     * same way with PDL: what a plain streaming read reaches on its grid (a reference, not a
+     * bound: the GEMV's row walk beats it on the largest shape on the H100) */
     for (int i = 0; i < md->nread; ++i) {
         char why[128];
         if (bench_read_chain(d, must, G.batch, reps, md->read_ctas[i], md->read_loads[i],
