@@ -1416,9 +1416,10 @@ class TC(GV):
         before the PDL wait.
         NOTE: a prefetch loads nothing into registers and L2 is coherent with every SM's writes,
         so this is correct after any kernel, A written by it included (see ptxq_gemv); the
-        kernel still reads A after the wait. H100, 2026-11-26: one window ahead of the wait took
-        2.6-4.7% off the three hackathon shapes (a grid of at most two waves: its CTAs start
-        while the preceding kernel drains), two windows less, four windows lost 3-20%."""
+        kernel still reads A after the wait. 2026-11-26, two rounds: one window took 2.3-4.4%
+        off the three hackathon shapes on the H100 and 0.4-4.1% on the H200 (grids of at most
+        two waves: their CTAs start while the preceding kernel drains); two windows gained less,
+        four lost 3-20% (H100)."""
         k = self.k
         k.comment("---- L2 prefetch of the first pfn windows (rows A and B), before the PDL wait")
         i, c, st = k.reg(".b32", "pf_i"), k.reg(".b32", "pf_c"), k.reg(".b32", "pf_st")

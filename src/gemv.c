@@ -491,8 +491,8 @@ static int memo_plan(const gemv_shape *s, const ptxq_gemv_desc *d, const char *t
 /* L2 prefetch depth in trips (a trip: each thread one chunk of each of its R rows; for the
  * tensor-core kernel a window), at most the warp's trips along K. Automatic depth: x in A's
  * format and at most 8 waves of CTAs take 1 trip, the tensor-core kernel at most 2 waves 1
- * window (below), everything else none. Measured with bench gemv --prefetch 0,1: MXFP8 on an H200, +0.4 to
- * +2.2 points of %copy on the three hackathon shapes (+1.5 to +3.3 with
+ * window (below), everything else none. Measured with bench gemv --prefetch 0,1: MXFP8 on an
+ * H200, +0.4 to +2.2 points of %copy on the three hackathon shapes (+1.5 to +3.3 with
  * PTXQ_GEMV_STATIC_WEIGHTS; -1.5 on the 12-wave 16384 x 16384 x 4); NVFP4 on an H100 with the
  * fast-loop kernels, +1.0 on each hackathon shape (the older FP4 kernels lost 1 to 5 points with
  * it); MXFP4 on an H100 (eleventh session, RESULTS.md), +2.0 / +0.3 / +1.3 (90.0 -> 92.0% on
@@ -518,10 +518,10 @@ static int prefetch_depth(const gemv_shape *s, const ptxq_gemv_desc *d, const pt
             want = env;
         } else {
             int64_t slots = (int64_t)(sms > 0 ? sms : 1) * (p->ctas_per_sm > 0 ? p->ctas_per_sm : 1);
-            /* tensor-core kernels: one window on grids of at most two waves. H100, 2026-11-26,
-             * two rounds: -2.6 to -4.7% of the time on the three hackathon shapes (0.85 to 1.94
-             * waves), the 7.8-wave 16384 x 16384 x 4 within +0.85%; two windows gained less, four
-             * lost 3-20% */
+            /* tensor-core kernels: one window on grids of at most two waves. 2026-11-26, two
+             * rounds, F16 and BF16 x: 2.3-4.4% less time on the H100 and 0.4-4.1% on the H200
+             * on the three hackathon shapes (0.85 to 1.94 waves); forced on the 7.8-wave
+             * 16384 x 16384 x 4 within +0.9% on the H100; two windows gained less, four lost */
             if (tc) want = (int64_t)p->grid <= 2 * slots ? 1 : 0;
             else want = s->xk == 0 && (int64_t)p->grid <= 8 * slots ? 1 : 0;
         }

@@ -728,8 +728,10 @@ static void test_graph_a_written(void **state) {
      * runs before the wait) */
     uint64_t x2h = dev_alloc(D, (size_t)K2 * 2);
     for (int64_t i = 0; i < K2; ++i) {
-        uint16_t v = (uint16_t)(0x3000 + rng_next(&rg) % 0x1000) | (uint16_t)(rng_next(&rg) & 1) << 15;
-        memcpy(h + 2 * i, &v, 2); /* finite, |x| in [2^-3, 1) */
+        /* finite, |x| in [2^-3, 1), either sign */
+        uint16_t v = (uint16_t)(0x3000 + rng_next(&rg) % 0x1000);
+        v |= (uint16_t)((rng_next(&rg) & 1) << 15);
+        memcpy(h + 2 * i, &v, 2);
     }
     dev_upload(D, x2h, h, (size_t)K2 * 2);
     ptxq_tensor X2H = ptxq_tensor_make(PTXQ_F16, 1, &K2, x2h);
@@ -738,8 +740,9 @@ static void test_graph_a_written(void **state) {
         float *got[3] = {NULL, NULL, NULL};
         int xfails = 0;
         const ptxq_tensor *X2v = xv ? &X2H : &X2, *XS2v = xv ? NULL : &XS2;
-        /* 0: plain launches, synchronized; 1: PDL in a graph; 2: PDL launches back to back on the
-         * stream (GEMV 2's one-CTA grid is under two waves: its plan moves the prefetch there too) */
+        /* 0: plain launches, synchronized; 1: PDL in a graph; 2: PDL launches back to back on
+         * the stream (GEMV 2's one-CTA grid is under two waves: its plan moves the prefetch
+         * there too) */
         for (int m = 0; m < 3; ++m) {
             ptxq_gemv_desc d1, d2;
             memset(&d1, 0, sizeof d1);
@@ -754,14 +757,16 @@ static void test_graph_a_written(void **state) {
                 if (ptxq_gemv_plan_for(D->ctx, &d2, &A2, &S2, X2v, XS2v, &Y2, &p2) || !p2.early ||
                     !p2.pdl || p2.prefetch_trips != 1) {
                     print_error("graph A written: GEMV 2's stream plan: early %d, pdl %d, "
-                                "prefetch %d (want 1, 1, 1)\n", p2.early, p2.pdl, p2.prefetch_trips);
+                                "prefetch %d (want 1, 1, 1)\n", p2.early, p2.pdl,
+                                p2.prefetch_trips);
                     ++xfails;
                     break;
                 }
             }
             dev_fill(D, y1, 0xFF, (size_t)N * 2);
             dev_fill(D, y2, 0xFF, (size_t)(IT * M2 * 4));
-            if (m == 1 && D->drv->cuStreamBeginCapture(D->stream, CU_STREAM_CAPTURE_MODE_THREAD_LOCAL)) {
+            if (m == 1 &&
+                D->drv->cuStreamBeginCapture(D->stream, CU_STREAM_CAPTURE_MODE_THREAD_LOCAL)) {
                 print_error("graph A written: cuStreamBeginCapture failed\n");
                 ++xfails;
                 break;
@@ -787,7 +792,8 @@ static void test_graph_a_written(void **state) {
         if (!xfails) {
             int nan = 0;
             for (int64_t i = 0; i < IT * M2; ++i) nan += got[0][i] != got[0][i];
-            /* y1 as E2M1 codes: any bits decode, so NaN in y2 can only come from a NaN y1 (poison) */
+            /* y1 as E2M1 codes: any bits decode, so NaN in y2 can only come from a NaN y1
+             * (the poison) */
             if (nan) print_error("graph A written: %d NaN in the reference\n", nan);
             for (int m = 1; m < 3; ++m)
                 if (memcmp(got[0], got[m], sizeof(float) * (size_t)(IT * M2))) {
