@@ -606,7 +606,8 @@ class GV:
             # (4096,7168,8) and (7168,16384,1), MXFP8 0.9-1.2%; H200 FP4 1.8-8.7% on all four
             # bench shapes ((7168,16384,1) NVFP4 19.85 -> 18.26 us), MXFP8 2.9-4.4%. Tensor-core
             # kernels: H100 2% on the small shape, H200 within 0.5%. 64 bytes or no hint matched
-            # 128 for x in A's format on the H100; no hint cost the tensor-core kernels 1-2.4%.
+            # 128 for x in A's format on both GPUs; no hint cost the tensor-core kernels 1-2.4%
+            # on the H100.
             # GEMV_OPTS=ahint=0/64/128/256 overrides.
             ah = int(self.p.get("ahint", 128))
             hint = (f".L2::{ah}B" if ah else "") if which == "a" else ""

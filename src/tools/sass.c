@@ -332,6 +332,10 @@ static int count_memory(const char *base, const char *mods, sass_hist *h) {
         ++h->stg[access_width(mods)];
         return 1;
     }
+    if (!strcmp(base, "CCTL") && strstr(mods, ".PF")) {
+        ++h->pf;
+        return 1;
+    }
     for (size_t i = 0; i < sizeof k / sizeof k[0]; ++i) {
         if (strcmp(base, k[i].name)) continue;
         ++*(int *)((char *)h + k[i].off);
@@ -699,6 +703,7 @@ void sass_hist_print(const sass_hist *h, FILE *f) {
     print_widths("ldg", h->ldg, f);
     print_widths("stg", h->stg, f);
     if (h->ldgsts) fprintf(f, " | ldgsts %d", h->ldgsts);
+    if (h->pf) fprintf(f, " | prefetch %d", h->pf);
     fprintf(f, " | lds/sts %d/%d | ldl/stl %d/%d", h->lds, h->sts, h->ldl, h->stl);
     if (h->ldtm || h->sttm) fprintf(f, " | ldtm/sttm %d/%d", h->ldtm, h->sttm);
     fprintf(f, " | shfl %d mufu %d bar %d syncs %d cvt %d (f2fp %d)\n", h->shfl, h->mufu, h->bar,

@@ -49,6 +49,7 @@ typedef struct sass_hist {
     int ldgsts;                             /* cp.async */
     int lds, sts;
     int ldl, stl;  /* local memory: spills and stack arrays */
+    int pf;        /* CCTL.*.PF*: prefetch.global.L1/L2 */
     int ldtm, sttm; /* tcgen05.ld / tcgen05.st (tensor memory, sm_100) */
 
     /* the rest */
