@@ -14,14 +14,16 @@
  *
  *   ptxq bench gemv [--format all|nvfp4|mxfp4|mxfp8] [--x same|bf16|f16] [--y f16|bf16|f32]
  *                   [--shape M,K,L] [--reps N] [--sweep] [--rows-per-thread R] [--k-warps W]
- *                   [--pdl off|on|early[,...]] [--prefetch T[,...]] [--pipelined P[,...]]
+ *                   [--pdl off|on|early|indep[,...]] [--prefetch T[,...]] [--pipelined P[,...]]
  *                   [--batch N] [--graph] [--read CTAS/LOADS[/THREADS][,...]]
  *     --pdl: launch without PDL, with PDL (the default: wait before any load), or with PDL and
  *     PTXQ_GEMV_STATIC_WEIGHTS (A's L2 prefetch before the wait; legal here: nothing writes A).
  *     With --graph, on GPUs with 4 TB/s of DRAM or more, and on grids of at most two waves, "on"
  *     puts the L2 prefetch before the wait too (ptxq_gemv does while the stream is captured; the
  *     plan does from 4 TB/s and up to two waves), so "on" and "early" differ only for the ring
- *     kernel there.
+ *     kernel there. indep: PDL with PTXQ_GEMV_INDEPENDENT (no wait; legal here with y rotated
+ *     like A: no call reads what another writes), the operating point of several GEMVs of one
+ *     x written earlier.
  *     --prefetch: desc.prefetch_trips (0 = the runtime's depth, -1 = none). Lists time every
  *     combination, each on its own row, in the same process against the same copy figure.
  *     --pipelined: desc.pipelined (0 = the runtime's choice, 1 = the software-pipelined kernel,
@@ -126,6 +128,8 @@ typedef struct gemv_launch {
     int copies, batch;
     uint64_t a0, as0;       /* copy i at a0 + i * a_stride */
     size_t a_stride, as_stride;
+    uint64_t y0;            /* with y_stride: copy i of y at y0 + i * y_stride (indep mode) */
+    size_t y_stride;
 } gemv_launch;
 
 static int do_batch(void *p) {
@@ -134,6 +138,7 @@ static int do_batch(void *p) {
         int c = i % G->copies;
         G->a.data = G->a0 + (uint64_t)c * G->a_stride;
         G->as.data = G->as0 + (uint64_t)c * G->as_stride;
+        if (G->desc.flags & PTXQ_GEMV_INDEPENDENT) G->y.data = G->y0 + (uint64_t)c * G->y_stride;
         if (ptxq_gemv(G->d->ctx, &G->desc, &G->a, &G->as, &G->x, G->quant_x ? &G->xs : NULL,
                       &G->y, G->d->stream) != PTXQ_OK) {
             fprintf(stderr, "gemv: %s\n", ptxq_last_error());
@@ -210,7 +215,10 @@ typedef struct bench_modes {
 } bench_modes;
 
 static const char *pdl_name(unsigned flags) {
-    return (flags & PTXQ_GEMV_NO_PDL) ? "off" : (flags & PTXQ_GEMV_STATIC_WEIGHTS) ? "early" : "on";
+    return (flags & PTXQ_GEMV_NO_PDL)           ? "off"
+           : (flags & PTXQ_GEMV_INDEPENDENT)      ? "indep"
+           : (flags & PTXQ_GEMV_STATIC_WEIGHTS) ? "early"
+                                                  : "on";
 }
 
 /* Times one (format, shape) with the plan the runtime picks (or each plan with --sweep), once per
@@ -250,6 +258,11 @@ static int bench_one(ptxq_dev *d, ptxq_gemv_format f, ptxq_dtype xt, ptxq_dtype 
     if (copies < 2) copies = 2;
     size_t cap = d->info.global_mem_bytes / 3;
     while (copies > 2 && (size_t)copies * inst > cap) copies--;
+    /* indep rows: y rotated with A, copies of at least 4 (calls that may overlap write apart;
+     * the other rows of the process then rotate A over those copies too) */
+    int indep = 0;
+    for (int i = 0; i < md->npdl; ++i) indep |= (md->pdl[i] & PTXQ_GEMV_INDEPENDENT) != 0;
+    if (indep && copies < 4) copies = 4;
     gemv_launch G;
     memset(&G, 0, sizeof G);
     G.d = d;
@@ -262,7 +275,10 @@ static int bench_one(ptxq_dev *d, ptxq_gemv_format f, ptxq_dtype xt, ptxq_dtype 
     dev_fill(d, G.a0, 0x5B, G.a_stride * (size_t)copies); /* arbitrary finite codes */
     dev_fill(d, G.as0, f == PTXQ_GEMV_NVFP4 ? 0x38 : 0x7F, G.as_stride * (size_t)copies); /* 1.0 */
     uint64_t dx = dev_alloc(d, x_bytes + 16), dxs = dev_alloc(d, xs_bytes + 16);
-    uint64_t dy = dev_alloc(d, y_bytes + 16), dg = dev_alloc(d, 16);
+    G.y_stride = indep ? round256(y_bytes + 16) : 0;
+    uint64_t dy = dev_alloc(d, indep ? G.y_stride * (size_t)G.copies : y_bytes + 16);
+    uint64_t dg = dev_alloc(d, 16);
+    G.y0 = dy;
     dev_fill(d, dx, quant_x ? 0x5B : 0x3C, x_bytes);
     dev_fill(d, dxs, f == PTXQ_GEMV_NVFP4 ? 0x38 : 0x7F, xs_bytes + 16);
     float one = 1.0f;
@@ -379,8 +395,9 @@ int bench_gemv_main(int argc, char **argv) {
             if (!strcmp(t, "off")) md.pdl[md.npdl++] = PTXQ_GEMV_NO_PDL;
             else if (!strcmp(t, "on")) md.pdl[md.npdl++] = 0;
             else if (!strcmp(t, "early")) md.pdl[md.npdl++] = PTXQ_GEMV_STATIC_WEIGHTS;
+            else if (!strcmp(t, "indep")) md.pdl[md.npdl++] = PTXQ_GEMV_INDEPENDENT;
             else {
-                fprintf(stderr, "bench gemv: --pdl off|on|early[,...]\n");
+                fprintf(stderr, "bench gemv: --pdl off|on|early|indep[,...]\n");
                 return 2;
             }
         }

@@ -65,7 +65,11 @@ for fam in ${BENCHES-quant gemv gemm}; do
              timeout "$T" "$B/ptxq" bench quant --in $in --rows 16384 --k 8192 | tee "$OUT/bench_quant_$in.txt"
            done ;;
     *) echo "== bench $fam $(date -u +%T)" >>"$OUT/clocks.txt"
-       timeout "$T" "$B/ptxq" bench "$fam" 2>&1 | tee "$OUT/bench_$fam.txt" ;;
+       timeout "$T" "$B/ptxq" bench "$fam" 2>&1 | tee "$OUT/bench_$fam.txt"
+       # GEMV: also the chain of independent calls (PTXQ_GEMV_INDEPENDENT: no PDL wait)
+       if [ "$fam" = gemv ]; then
+         timeout "$T" "$B/ptxq" bench gemv --pdl indep --read off 2>&1 | tee "$OUT/bench_gemv_indep.txt"
+       fi ;;
   esac
 done
 n=0

@@ -40,12 +40,15 @@ Work decomposition
   bytes a row; the dot products run on mma.sync with x, masked per scale block, as the B
   operand. R is 16 in the plan (rows per CTA 8/WK * 16).
 
-Launch: every kernel issues griddepcontrol.launch_dependents first and griddepcontrol.wait
-before its first load (programmatic dependent launch: the runtime launches with programmatic
-stream serialization, so a kernel's CTAs may start while the preceding kernel drains; without PDL
-both are no-ops). FLAG_EARLY (the caller's promise that A and its scales are not written by a
-kernel still running) moves the wait after the optional L2 prefetch of A (pfn trips, see
-prologue()), so that prefetch overlaps the preceding kernel's tail. NVFP4 x NVFP4 also has
+Launch: every kernel issues griddepcontrol.wait before its first load (programmatic dependent
+launch: the runtime launches with programmatic stream serialization, so a kernel's CTAs may start
+while the preceding kernel drains; without PDL both are no-ops) and griddepcontrol.
+launch_dependents first, but in CTA 0 only after its wait (pdl_trigger_first: so a following
+kernel that does not wait still starts after everything before us). FLAG_NOWAIT (the caller's
+independence promise) skips the wait and waits at the very end instead (pdl_end_wait).
+FLAG_EARLY (the caller's promise that A and its scales are not written by a kernel still running)
+moves the wait after the optional L2 prefetch of A (pfn trips, see prologue()), so that prefetch
+overlaps the preceding kernel's tail. NVFP4 x NVFP4 also has
 software-pipelined twins ("_r<R>s", see variants()).
 
 Caching: A and its scales stream with ld.global.nc.L1::no_allocate and an L2 evict_first policy
@@ -144,7 +147,56 @@ FLAG_SPAIR = 64    # NVFP4: a chunk's two scale bytes, A's and (x in NVFP4 too) 
                    # pitches, or 128x4 with an even base): the fast loop loads them as one u16
 FLAG_EARLY = 32    # the caller promised A and its scales are not written by the preceding kernel:
                    # the L2 prefetch of A runs before griddepcontrol.wait (PDL), not after
+FLAG_NOWAIT = 128  # the caller promised the call is independent of every kernel that may still run
+                   # (PTXQ_GEMV_INDEPENDENT): no griddepcontrol.wait at all
 # bit 31 is never set: the F16 tensor-core kernels make an opaque zero of it (TC, sdep)
+
+
+def pdl_trigger_first(k):
+    """Programmatic dependent launch, at the kernel's start: every CTA but CTA 0 signals its
+    dependents (griddepcontrol.launch_dependents) here; CTA 0 signals after its wait (pdl_trigger).
+    NOTE: the next kernel may start only once every CTA of ours has signalled, so CTA 0's late
+    signal means everything before us has completed when it starts. That is what makes a
+    following PTXQ_GEMV_INDEPENDENT call, which does not wait, safe with respect to the kernels
+    before us. One CTA is enough, and CTA 0 passes its wait early in our run: all CTAs
+    signalling after their waits measured 2-5% slower on an H200 (the next kernel's CTAs start
+    later, after our last CTAs' prologues). A kernel that does not wait (FLAG_NOWAIT) signals
+    from every CTA here."""
+    f, p, pl = k.reg(".b32", "t_nw"), k.reg(".pred", "p_nowait"), k.reg(".pred", "p_late")
+    c = k.reg(".b32", "t_c0")
+    k(f"and.b32 {f}, %a_flags, {FLAG_NOWAIT}")
+    k(f"setp.ne.u32 {p}, {f}, 0")
+    k(f"mov.u32 {c}, %ctaid.x")
+    k(f"setp.eq.and.u32 {pl}, {c}, 0, !{p}")
+    k(f"@!{pl} griddepcontrol.launch_dependents")
+
+
+def pdl_wait(k, label):
+    """griddepcontrol.wait unless FLAG_NOWAIT (the caller's independence promise); needs
+    pdl_trigger_first before it."""
+    k(f"@%p_nowait bra.uni {label}")
+    k("griddepcontrol.wait")
+    k.label(label)
+
+
+def pdl_trigger(k):
+    """CTA 0's signal to the next kernel, after its wait (see pdl_trigger_first)."""
+    k("@%p_late griddepcontrol.launch_dependents")
+
+
+def pdl_end_wait(k):
+    """With FLAG_NOWAIT, the wait the kernel skipped, at its very end (after the y stores).
+    NOTE: a kernel that waits on ours waits for our completion only; so that this still implies
+    the completion of everything before us (as it does after a kernel that waited first), an
+    independent kernel does not exit before its predecessor has completed. Its CTAs reach this
+    point long after the predecessor's last ones in a chain, so it costs little."""
+    # the flag read again from the parameter (constant bank): a predicate or register held
+    # live across the loops cost the tensor-core kernels 3% (H200)
+    f, p = k.reg(".b32", "t_nwe"), k.reg(".pred", "p_nwe")
+    k(f"ld.param.u32 {f}, [args+{arg_layout()[0]['flags'][1]}]")
+    k(f"and.b32 {f}, {f}, {FLAG_NOWAIT}")
+    k(f"setp.ne.u32 {p}, {f}, 0")
+    k(f"@{p} griddepcontrol.wait")
 
 
 def arg_layout():
@@ -910,10 +962,10 @@ class GV:
 
     # ---- PDL and the L2 prefetch ---------------------------------------------------------
     def prologue(self):
-        """Programmatic dependent launch: griddepcontrol.launch_dependents is issued first (the
-        next kernel, if launched with PDL, may start its CTAs as ours retire: it waits for our
-        completion itself), griddepcontrol.wait before the first load of anything a preceding
-        kernel may have written (without PDL both are no-ops). Between the two, an L2 prefetch
+        """Programmatic dependent launch: griddepcontrol.launch_dependents was issued first (in
+        CTA 0 it comes here, after the wait: pdl_trigger_first), griddepcontrol.wait comes before
+        the first load of anything a preceding kernel may have written (without PDL both are
+        no-ops; with FLAG_NOWAIT there is no wait here). Around the wait, an L2 prefetch
         of the first pfn trips of each row's chunks and their scale bytes (pfn = 0: none): all of
         a short CTA's A requests in flight at once without holding registers. With FLAG_EARLY
         (the caller's promise that A and its scales are not written by the preceding kernel) the
@@ -924,8 +976,7 @@ class GV:
         k(f"and.b32 {f}, %a_flags, {FLAG_EARLY}")
         k(f"setp.ne.u32 {pe}, {f}, 0")
         k(f"@{pe} bra.uni PDL_WAITED")
-        k("griddepcontrol.wait")
-        k.label("PDL_WAITED")
+        pdl_wait(k, "PDL_WAITED")
         i, c = k.reg(".b32", "pf_i"), k.reg(".b32", "pf_c")
         pd, pin = k.reg(".pred", "p_pfdone"), k.reg(".pred", "p_pfin")
         if self.chain:
@@ -956,8 +1007,8 @@ class GV:
         k("bra.uni PF_LOOP")
         k.label("PF_DONE")
         k(f"@!{pe} bra.uni PDL_DONE")
-        k("griddepcontrol.wait")
-        k.label("PDL_DONE")
+        pdl_wait(k, "PDL_DONE")
+        pdl_trigger(k)
 
     # ---- the kernel ------------------------------------------------------------------------
     def loops(self):
@@ -1082,8 +1133,7 @@ class GV:
         k(f"and.b32 {f}, %a_flags, {FLAG_EARLY}")
         k(f"setp.ne.u32 {pe}, {f}, 0")
         k(f"@{pe} bra.uni BW_EARLY")
-        k("griddepcontrol.wait")
-        k.label("BW_EARLY")
+        pdl_wait(k, "BW_EARLY")
         k("@!%p_l0 bra FILL_DONE")
         for s in range(D):
             k(f"mbarrier.init.shared::cta.b64 [%bar_w+{8 * s}], 1")
@@ -1101,8 +1151,8 @@ class GV:
         k.label("FILL_DONE")
         k("bar.warp.sync 0xffffffff")
         k(f"@!{pe} bra.uni BW_DONE")
-        k("griddepcontrol.wait")
-        k.label("BW_DONE")
+        pdl_wait(k, "BW_DONE")
+        pdl_trigger(k)
         k.reg(".b64", "xs_k64")
         k("cvt.u64.u32 %xs_k64, %a_xs_k")
 
@@ -1228,7 +1278,7 @@ class GV:
         k = self.k
         k.comment("---- arguments (one .param struct; layout in build/gen/gemv_args.h)")
         self.args()
-        k("griddepcontrol.launch_dependents")
+        pdl_trigger_first(k)
         self.setup()
         if self.bulk:
             self.bulk_loops()
@@ -1246,6 +1296,7 @@ class GV:
             self.loops()
             k.label("LOOPS_END")
         self.finish()
+        pdl_end_wait(k)
         k("ret")
         params = [f".param .align 8 .b8 args[{self.argsize}]"]
         directives = [f".maxntid {THREADS}, 1, 1"]
@@ -1410,7 +1461,8 @@ class TC(GV):
         k("mov.f32 %fz, 0f00000000")
         self.prefetch_tc()
         k.comment("PDL: everything above overlaps the preceding kernel's tail")
-        k("griddepcontrol.wait")
+        pdl_wait(k, "PDL_DONE")
+        pdl_trigger(k)
 
     def prefetch_tc(self):
         """An L2 prefetch of the lane's 16 bytes of rows A and B in each of its first pfn windows,
@@ -1740,10 +1792,11 @@ class TC(GV):
         k = self.k
         k.comment("---- arguments (one .param struct; layout in build/gen/gemv_args.h)")
         self.args()
-        k("griddepcontrol.launch_dependents")
+        pdl_trigger_first(k)
         self.setup_tc()
         self.loops_tc()
         self.finish_tc()
+        pdl_end_wait(k)
         k("ret")
         params = [f".param .align 8 .b8 args[{self.argsize}]"]
         directives = [f".maxntid {THREADS}, 1, 1"]
@@ -1896,7 +1949,8 @@ def c_header():
     out.append(f'_Static_assert(sizeof(ptxq_gemv_args) == {size}, "gemv args size");')
     defs = {"THREADS": THREADS, "WARPS": WARPS, "Y_F32": Y_F32, "Y_F16": Y_F16,
             "Y_BF16": Y_BF16, "FLAG_SF128x4": FLAG_SF128x4, "FLAG_GA": FLAG_GA,
-            "FLAG_GX": FLAG_GX, "FLAG_EARLY": FLAG_EARLY, "FLAG_SPAIR": FLAG_SPAIR}
+            "FLAG_GX": FLAG_GX, "FLAG_EARLY": FLAG_EARLY, "FLAG_SPAIR": FLAG_SPAIR,
+            "FLAG_NOWAIT": FLAG_NOWAIT}
     out += [f"#define PTXQ_GEMV_{key} {val}" for key, val in defs.items()]
     out.append("#endif")
     return "\n".join(out) + "\n"

@@ -311,7 +311,16 @@ ptxq_status ptxq_quantize(ptxq_context *ctx, const ptxq_quant_desc *desc, const 
  * plan's `early` says so for the last two): a prefetch loads nothing into registers and L2 is
  * coherent with every SM's writes, so it is correct either way, and there it measured faster
  * (src/gemv.c). Without PDL (NO_PDL, or a driver without cuLaunchKernelEx) neither changes
- * anything. */
+ * anything.
+ * PTXQ_GEMV_INDEPENDENT is the stronger promise that the call depends on no kernel that may still
+ * run when its kernel starts: none of them writes a, a_scale, x, x_scale or the per-tensor scales,
+ * or reads or writes y (several GEMVs of one x written earlier: q/k/v or gate/up projections,
+ * MoE experts). The kernel then skips the wait and streams while the preceding kernel drains.
+ * With PDL the kernels that may still run are the preceding one and, if that one let its
+ * dependents start before its own wait, those before it: every kernel of this library signals
+ * its dependents only after its wait, so after one of ours only that one may still run.
+ * H200, 2026-11-26: a chain of such calls reads at 95-98% of the copy on (7168, 2048, 4) in
+ * FP4 against 72-78% waiting (bench/RESULTS.md). Without PDL the flag changes nothing. */
 typedef enum ptxq_gemv_format {
     PTXQ_GEMV_NVFP4 = 1,
     PTXQ_GEMV_MXFP4 = 2,
@@ -326,7 +335,8 @@ typedef struct ptxq_gemv_desc {
     int rows_per_thread;              /* 0 = chosen by the runtime, else 1, 2 or 4, or 16: the
                                          tensor-core kernel (FP4 A, BF16/F16 x only) */
     int k_warps;                      /* 0 = chosen by the runtime, else 1, 2, 4 or 8 */
-    unsigned flags;                   /* PTXQ_GEMV_NO_PDL | PTXQ_GEMV_STATIC_WEIGHTS, 0 = PDL */
+    unsigned flags;                   /* PTXQ_GEMV_NO_PDL | PTXQ_GEMV_STATIC_WEIGHTS |
+                                         PTXQ_GEMV_INDEPENDENT, 0 = PDL */
     int prefetch_trips;               /* L2 prefetch depth: 0 = chosen by the runtime, -1 =
                                          none, else 1..64 trips (of 32 * k_warps chunks a row;
                                          for the tensor-core kernel windows of 4 * k_warps
@@ -344,6 +354,7 @@ typedef struct ptxq_gemv_desc {
 /* desc.flags (see "Launch" above) */
 #define PTXQ_GEMV_NO_PDL 1u           /* plain launch, no programmatic dependent launch */
 #define PTXQ_GEMV_STATIC_WEIGHTS 2u   /* a, a_scale not written by a kernel still running */
+#define PTXQ_GEMV_INDEPENDENT 4u      /* no dependence on any kernel still running: no PDL wait */
 
 typedef struct ptxq_gemv_plan {
     char kernel[48];       /* e.g. "gemv_nvfp4_nvfp4_r4", "gemv_nvfp4_f16_tc" */
@@ -362,6 +373,7 @@ typedef struct ptxq_gemv_plan {
                               kernel always; ptxq_gemv also moves the prefetch there while the
                               stream is captured (not shown here: the plan has no stream) */
     int prefetch_trips;    /* L2 prefetch depth used (trips; tensor-core kernel: windows) */
+    int nowait;            /* PDL launch without the wait (PTXQ_GEMV_INDEPENDENT) */
     int pipelined;         /* 1: the software-pipelined kernel (name ends in "s"), 2: the
                               bulk-copy ring kernel (name ends in "b") */
 } ptxq_gemv_plan;

@@ -111,9 +111,9 @@ static int plan_shape(const ptxq_gemv_desc *d, const ptxq_tensor *a, const ptxq_
     if (d->k_warps != 0 && d->k_warps != 1 && d->k_warps != 2 && d->k_warps != 4 && d->k_warps != 8)
         return ptxq_fail(PTXQ_ERR_INVALID_ARGUMENT, "gemv: k_warps %d; 0 (auto), 1, 2, 4 or 8",
                          d->k_warps);
-    if (d->flags & ~(PTXQ_GEMV_NO_PDL | PTXQ_GEMV_STATIC_WEIGHTS))
+    if (d->flags & ~(PTXQ_GEMV_NO_PDL | PTXQ_GEMV_STATIC_WEIGHTS | PTXQ_GEMV_INDEPENDENT))
         return ptxq_fail(PTXQ_ERR_INVALID_ARGUMENT, "gemv: unknown flags 0x%x (PTXQ_GEMV_NO_PDL, "
-                         "PTXQ_GEMV_STATIC_WEIGHTS)", d->flags);
+                         "PTXQ_GEMV_STATIC_WEIGHTS, PTXQ_GEMV_INDEPENDENT)", d->flags);
     if (d->prefetch_trips < -1 || d->prefetch_trips > 64)
         return ptxq_fail(PTXQ_ERR_INVALID_ARGUMENT, "gemv: prefetch_trips %d; 0 (auto), -1 (none) or "
                          "1..64", d->prefetch_trips);
@@ -561,6 +561,11 @@ static int plan_all(ptxq_context *ctx, const ptxq_gemv_desc *d, const ptxq_tenso
     p->pdl = pdl;
     p->early = early;
     if (p->early) s->args.flags |= PTXQ_GEMV_FLAG_EARLY;
+    /* NOTE: an independent call (the caller's promise) skips the PDL wait; it relies on every
+     * kernel of ours signalling its dependents only after its own wait (gen/gemv.py, pdl_wait),
+     * so that whatever precedes the kernel before it has completed when it starts. */
+    p->nowait = pdl && (d->flags & PTXQ_GEMV_INDEPENDENT) ? 1 : 0;
+    if (p->nowait) s->args.flags |= PTXQ_GEMV_FLAG_NOWAIT;
     p->prefetch_trips = prefetch_depth(s, d, p, ctx->info.sm_count);
     s->args.pfn = (uint32_t)p->prefetch_trips;
     /* the tensor-core kernel's prefetch always runs before the wait (TC.prefetch_tc) */

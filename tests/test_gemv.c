@@ -196,7 +196,7 @@ static void test_validate_bad(void **state) {
         case 24: v.x.dtype = PTXQ_F16; v.no_xs = 1; v.d.x_global = 0x700000;
                  want = PTXQ_ERR_INVALID_ARGUMENT; break;
         case 25: v.d.format = PTXQ_GEMV_MXFP4; want = PTXQ_ERR_SCALE_SHAPE; break; /* UE4M3 */
-        case 26: v.d.flags = 4; want = PTXQ_ERR_INVALID_ARGUMENT; break;
+        case 26: v.d.flags = 8; want = PTXQ_ERR_INVALID_ARGUMENT; break;
         case 27: v.d.prefetch_trips = -2; want = PTXQ_ERR_INVALID_ARGUMENT; break;
         case 28: v.d.prefetch_trips = 65; want = PTXQ_ERR_INVALID_ARGUMENT; break;
         case 29: v.d.rows_per_thread = 16; want = PTXQ_ERR_INVALID_ARGUMENT; break; /* FP4 x */
@@ -824,6 +824,135 @@ static void test_graph_a_written(void **state) {
     assert_int_equal(fails, 0);
 }
 
+/* PTXQ_GEMV_INDEPENDENT: GEMV 1 writes y1 (alternating between two inputs); three consumers read
+ * x = y1 right behind it: C0 with the default flags (it waits), then C1 and C2 independent (no
+ * wait: each relies on the kernel before it having signalled its dependents only after its own
+ * wait, so that GEMV 1 is complete when it starts), and the next iteration's GEMV 1 overwrites y1
+ * (it waits for C2 only, whose wait at exit covers C1 and C0). Consumers: x as E2M1 (the bytes of
+ * y1, dp4a kernel) and as F16 (the tensor-core kernel), one A for all three, so every output of
+ * an iteration must equal the others and, bit for bit, the plain synchronized run; in a PDL
+ * stream and in a CUDA graph. A control that breaks the promise (C1 right behind GEMV 1) is
+ * reported, not checked: it is a race. */
+static void test_independent_chain(void **state) {
+    (void)state;
+    if (no_gpu()) skip();
+    ptxq_dev *D = &g_test.dev;
+    enum { IT = 4, NC = 3 };
+    const int64_t K1 = 32768, N = 1024, M2 = 64;
+    rng64 rg = {g_test.seed++ * 2 + 1};
+    unsigned char *h = malloc((size_t)(N * K1 / 2));
+    gemv1_inputs g1;
+    gemv1_make(D, &rg, N, K1, h, &g1);
+    uint64_t y1 = dev_alloc(D, (size_t)N * 2);
+    uint64_t out = dev_alloc(D, sizeof(float) * (size_t)(IT * NC * M2));
+    ptxq_tensor Y1 = ptxq_tensor_make(PTXQ_F16, 1, &N, y1);
+    int fails = 0;
+    for (int xv = 0; xv < 2; ++xv) {
+        /* x: y1's bytes as 4N E2M1 codes with random UE4M3 scales, or y1 as N F16 values */
+        int64_t K2 = xv ? N : 4 * N, nk2 = K2 / 16, a2s[2] = {M2, K2}, s2s[2] = {M2, nk2};
+        uint64_t a2 = dev_alloc(D, (size_t)(M2 * K2 / 2)), s2 = dev_alloc(D, (size_t)(M2 * nk2));
+        uint64_t xs2 = dev_alloc(D, (size_t)nk2);
+        for (int64_t i = 0; i < M2 * K2 / 2; ++i) h[i] = (unsigned char)rng_next(&rg);
+        dev_upload(D, a2, h, (size_t)(M2 * K2 / 2));
+        for (int64_t i = 0; i < M2 * nk2; ++i) h[i] = (unsigned char)(0x30 + rng_next(&rg) % 9);
+        dev_upload(D, s2, h, (size_t)(M2 * nk2));
+        for (int64_t i = 0; i < nk2; ++i) h[i] = (unsigned char)(0x30 + rng_next(&rg) % 9);
+        dev_upload(D, xs2, h, (size_t)nk2);
+        ptxq_tensor A2 = ptxq_tensor_make(PTXQ_E2M1, 2, a2s, a2);
+        ptxq_tensor S2 = ptxq_tensor_make(PTXQ_UE4M3, 2, s2s, s2);
+        ptxq_tensor X2 = ptxq_tensor_make(xv ? PTXQ_F16 : PTXQ_E2M1, 1, &K2, y1);
+        ptxq_tensor XS2 = ptxq_tensor_make(PTXQ_UE4M3, 1, &nk2, xs2);
+        const ptxq_tensor *XS2v = xv ? NULL : &XS2;
+        float *got[4] = {NULL, NULL, NULL, NULL};
+        int xfails = 0;
+        /* 0: plain launches, synchronized; 1: PDL stream; 2: PDL in a graph; 3: the control */
+        for (int m = 0; m < 4 && !xfails; ++m) {
+            ptxq_gemv_desc d1, dc[NC];
+            memset(&d1, 0, sizeof d1);
+            memset(dc, 0, sizeof dc);
+            d1.format = PTXQ_GEMV_NVFP4;
+            d1.flags = m ? 0u : PTXQ_GEMV_NO_PDL;
+            for (int c = 0; c < NC; ++c) {
+                dc[c] = d1;
+                if (c) dc[c].flags |= PTXQ_GEMV_INDEPENDENT;
+            }
+            ptxq_gemv_plan pc;
+            int64_t mm = M2;
+            ptxq_tensor Yc = ptxq_tensor_make(PTXQ_F32, 1, &mm, out);
+            if (ptxq_gemv_plan_for(D->ctx, &dc[1], &A2, &S2, &X2, XS2v, &Yc, &pc) ||
+                pc.nowait != (m && pc.pdl)) {
+                print_error("independent chain: C1's plan: nowait %d, pdl %d\n", pc.nowait, pc.pdl);
+                ++xfails;
+                break;
+            }
+            dev_fill(D, y1, 0xFF, (size_t)N * 2);
+            dev_fill(D, out, 0xFF, sizeof(float) * (size_t)(IT * NC * M2));
+            if (m == 2 &&
+                D->drv->cuStreamBeginCapture(D->stream, CU_STREAM_CAPTURE_MODE_THREAD_LOCAL)) {
+                print_error("independent chain: cuStreamBeginCapture failed\n");
+                ++xfails;
+                break;
+            }
+            int bad_call = 0;
+            for (int it = 0; it < IT && !bad_call; ++it) {
+                bad_call |= ptxq_gemv(D->ctx, &d1, &g1.A1, &g1.S1, &g1.X1[it & 1], &g1.XS1[it & 1],
+                                      &Y1, D->stream) != PTXQ_OK;
+                if (!m) dev_sync(D);
+                for (int c = 0; c < NC && !bad_call; ++c) {
+                    /* the control skips C0: C1 right behind GEMV 1, the promise broken */
+                    if (m == 3 && c == 0) continue;
+                    Yc.data = out + sizeof(float) * (uint64_t)((it * NC + c) * M2);
+                    bad_call |= ptxq_gemv(D->ctx, &dc[c], &A2, &S2, &X2, XS2v, &Yc, D->stream) !=
+                                PTXQ_OK;
+                    if (!m) dev_sync(D);
+                }
+            }
+            if (bad_call) print_error("independent chain: %s\n", ptxq_last_error());
+            if (m == 2) bad_call |= !graph_end_launch(D, !bad_call);
+            dev_sync(D);
+            got[m] = malloc(sizeof(float) * (size_t)(IT * NC * M2));
+            dev_download(D, got[m], out, sizeof(float) * (size_t)(IT * NC * M2));
+            xfails += bad_call;
+        }
+        if (!xfails) {
+            int nan = 0, same = 0;
+            for (int64_t i = 0; i < IT * NC * M2; ++i) nan += got[0][i] != got[0][i];
+            for (int it = 0; it < IT; ++it)
+                for (int c = 1; c < NC; ++c)
+                    same += !memcmp(got[0] + (it * NC + c) * M2, got[0] + it * NC * M2,
+                                    sizeof(float) * (size_t)M2);
+            if (nan || same != IT * (NC - 1)) {
+                print_error("independent chain: reference has %d NaN, %d of %d outputs equal\n",
+                            nan, same, IT * (NC - 1));
+                ++xfails;
+            }
+            for (int m = 1; m < 3; ++m)
+                if (memcmp(got[0], got[m], sizeof(float) * (size_t)(IT * NC * M2))) {
+                    print_error("independent chain: the %s outputs differ from the synchronized "
+                                "ones\n", m == 1 ? "PDL stream's" : "graph's");
+                    ++xfails;
+                }
+            int ctl = 0;
+            for (int it = 0; it < IT; ++it)
+                ctl += memcmp(got[3] + (it * NC + 1) * M2, got[0] + (it * NC + 1) * M2,
+                              sizeof(float) * (size_t)M2) != 0;
+            printf("[ INFO     ] independent chain, x %s: %d iterations of 1 + %d GEMVs, PDL stream "
+                   "and graph %s; promise broken (control): %d of %d outputs differ\n",
+                   xv ? "F16 (tensor cores)" : "E2M1", IT, NC, xfails ? "FAILED" : "equal", ctl, IT);
+        }
+        for (int m = 0; m < 4; ++m) free(got[m]);
+        dev_free(D, a2);
+        dev_free(D, s2);
+        dev_free(D, xs2);
+        fails += xfails;
+    }
+    free(h);
+    gemv1_free(D, &g1);
+    dev_free(D, y1);
+    dev_free(D, out);
+    assert_int_equal(fails, 0);
+}
+
 /* One GEMV with plan (rows_per_thread, k_warps) = (r, kw) and desc.pipelined = pers on the tensors
  * t = {A, A scales, x, x scales, y}, y poisoned first; fills *pp. 0, or 1 with the error printed. */
 static int plan_run(ptxq_dev *D, ptxq_gemv_format f, int r, int kw, int pers, const ptxq_tensor *t,
@@ -1068,6 +1197,7 @@ int main(void) {
         cmocka_unit_test(test_bad_inputs_untouched),
         cmocka_unit_test(test_pdl_chain),
         cmocka_unit_test(test_graph_a_written),
+        cmocka_unit_test(test_independent_chain),
         cmocka_unit_test(test_pipelined),
         cmocka_unit_test(test_bulk),
         cmocka_unit_test(test_bulk_reference),
