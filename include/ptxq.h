@@ -319,8 +319,10 @@ ptxq_status ptxq_quantize(ptxq_context *ctx, const ptxq_quant_desc *desc, const 
  * With PDL the kernels that may still run are the preceding one and, if that one let its
  * dependents start before its own wait, those before it: every kernel of this library signals
  * its dependents only after its wait, so after one of ours only that one may still run.
- * H200, 2026-11-26: a chain of such calls reads at 95-98% of the copy on (7168, 2048, 4) in
- * FP4 against 72-78% waiting (bench/RESULTS.md). Without PDL the flag changes nothing. */
+ * The kernel does not exit before that predecessor has completed (it waits at its end), so a
+ * kernel that waits on it still waits on everything before. 2026-11-26, x in A's format, a
+ * stream of such calls: (7168, 2048, 4) at 94-97% of the copy on an H200 against 71-78% waiting,
+ * 106% on an H100 against 87% (bench/RESULTS.md). Without PDL the flag changes nothing. */
 typedef enum ptxq_gemv_format {
     PTXQ_GEMV_NVFP4 = 1,
     PTXQ_GEMV_MXFP4 = 2,
