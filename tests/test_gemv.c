@@ -519,6 +519,14 @@ static void test_bad_inputs_untouched(void **state) {
     dev_free(&g_test.dev, dy);
 }
 
+/* Begins a capture on D's stream; 0 on success, else prints "<what>: ..." and returns 1. */
+static int graph_begin(ptxq_dev *D, const char *what) {
+    if (D->drv->cuStreamBeginCapture(D->stream, CU_STREAM_CAPTURE_MODE_THREAD_LOCAL) == CUDA_SUCCESS)
+        return 0;
+    print_error("%s: cuStreamBeginCapture failed\n", what);
+    return 1;
+}
+
 /* Ends the capture on D's stream; if launch, instantiates the graph and launches it once.
  * Returns 1 if everything asked for succeeded. */
 static int graph_end_launch(ptxq_dev *D, int launch) {
@@ -631,11 +639,7 @@ static void test_pdl_chain(void **state) {
                 d2.prefetch_trips = m < 0 ? -1 : m >= 9 ? 0 : pfs[m % 3];
                 dev_fill(D, y1, 0xFF, (size_t)N * 2); /* NaN */
                 dev_fill(D, y2, 0xFF, (size_t)(IT * M2 * 4));
-                int bad_call = 0;
-                if (m == 9 && D->drv->cuStreamBeginCapture(D->stream, CU_STREAM_CAPTURE_MODE_THREAD_LOCAL)) {
-                    print_error("pdl chain: cuStreamBeginCapture failed\n");
-                    bad_call = 1;
-                }
+                int bad_call = m == 9 && graph_begin(D, "pdl chain");
                 for (int it = 0; it < IT && !bad_call; ++it) {
                     ptxq_tensor Y2i = Y2;
                     Y2i.rank = 1;
@@ -768,9 +772,7 @@ static void test_graph_a_written(void **state) {
             }
             dev_fill(D, y1, 0xFF, (size_t)N * 2);
             dev_fill(D, y2, 0xFF, (size_t)(IT * M2 * 4));
-            if (m == 1 &&
-                D->drv->cuStreamBeginCapture(D->stream, CU_STREAM_CAPTURE_MODE_THREAD_LOCAL)) {
-                print_error("graph A written: cuStreamBeginCapture failed\n");
+            if (m == 1 && graph_begin(D, "graph A written")) {
                 ++xfails;
                 break;
             }
@@ -887,9 +889,7 @@ static void test_independent_chain(void **state) {
             }
             dev_fill(D, y1, 0xFF, (size_t)N * 2);
             dev_fill(D, out, 0xFF, sizeof(float) * (size_t)(IT * NC * M2));
-            if (m == 2 &&
-                D->drv->cuStreamBeginCapture(D->stream, CU_STREAM_CAPTURE_MODE_THREAD_LOCAL)) {
-                print_error("independent chain: cuStreamBeginCapture failed\n");
+            if (m == 2 && graph_begin(D, "independent chain")) {
                 ++xfails;
                 break;
             }
