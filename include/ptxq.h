@@ -375,6 +375,8 @@ typedef struct ptxq_gemv_plan {
                               kernel always; ptxq_gemv also moves the prefetch there while the
                               stream is captured (not shown here: the plan has no stream) */
     int prefetch_trips;    /* L2 prefetch depth used (trips; tensor-core kernel: windows) */
+    unsigned prefetch_ctas; /* CTAs that run it (the others skip it): the grid, or its first
+                              wave where warps make at most 2 trips (automatic depth only) */
     int nowait;            /* PDL launch without the wait (PTXQ_GEMV_INDEPENDENT) */
     int pipelined;         /* 1: the software-pipelined kernel (name ends in "s"), 2: the
                               bulk-copy ring kernel (name ends in "b") */

@@ -461,6 +461,40 @@ static void test_every_plan(void **state) {
     assert_int_equal(fails, 0);
 }
 
+/* The hackathon's (7168, 2048, 4) with M ragged, FP4 x FP4: a grid past one wave whose warps make
+ * 2 trips, where the runtime lets only the first wave's CTAs prefetch (plan.prefetch_ctas). */
+static void test_first_wave_prefetch(void **state) {
+    (void)state;
+    if (no_gpu()) skip();
+    int fails = 0;
+    for (int f = 0; f < 2; ++f) {
+        gemv_case c;
+        memset(&c, 0, sizeof c);
+        c.format = k_formats[f];
+        c.y = PTXQ_F16;
+        c.M = 7168 - 13;
+        c.K = 2048;
+        c.L = 4;
+        c.globals = f == 0;
+        c.seed = g_test.seed++;
+        gemv_result r;
+        int rc = gemv_case_run(&g_test.dev, &c, &r);
+        unsigned slots = (unsigned)(g_test.dev.info.sm_count * r.plan.ctas_per_sm);
+        unsigned want = r.plan.rows_per_thread != 16 && r.plan.prefetch_trips > 0 &&
+                                (c.K / 32 + 32 * r.plan.k_warps - 1) / (32 * r.plan.k_warps) <= 2 &&
+                                r.plan.grid > slots
+                            ? slots
+                            : r.plan.grid;
+        printf("[ CASE     ] %s M %lld K %lld L %lld: %s r%d k%d grid %u, prefetch %d trips in %u "
+               "CTAs (want %u) | wrong %lld/%lld\n", f ? "MXFP4" : "NVFP4", (long long)c.M,
+               (long long)c.K, (long long)c.L, r.plan.kernel, r.plan.rows_per_thread,
+               r.plan.k_warps, r.plan.grid, r.plan.prefetch_trips, r.plan.prefetch_ctas, want,
+               (long long)r.wrong, (long long)r.outputs);
+        fails += rc != 0 || r.plan.prefetch_ctas != want;
+    }
+    assert_int_equal(fails, 0);
+}
+
 /* Bad calls on a GPU: status, message, and y (poisoned) untouched. */
 static void test_bad_inputs_untouched(void **state) {
     (void)state;
@@ -1198,6 +1232,7 @@ int main(void) {
         cmocka_unit_test(test_pdl_chain),
         cmocka_unit_test(test_graph_a_written),
         cmocka_unit_test(test_independent_chain),
+        cmocka_unit_test(test_first_wave_prefetch),
         cmocka_unit_test(test_pipelined),
         cmocka_unit_test(test_bulk),
         cmocka_unit_test(test_bulk_reference),
