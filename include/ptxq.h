@@ -292,7 +292,8 @@ ptxq_status ptxq_quantize(ptxq_context *ctx, const ptxq_quant_desc *desc, const 
  * ptxq_gemv_plan_for() returns what a call would launch. NVFP4 x NVFP4 has software-pipelined
  * twins (desc.pipelined); an optional L2 prefetch of each thread's first trips of A and its
  * scales runs before the loop (desc.prefetch_trips; the last row tile's warps, whose rows run
- * past M, skip it; the tensor-core kernel prefetches its first windows of A, before the PDL
+ * past M, skip it, and with the automatic depth only the first wave's CTAs run it where warps
+ * make at most 2 trips: plan.prefetch_ctas; the tensor-core kernel prefetches its first windows of A, before the PDL
  * wait). The runtime picks both as measured
  * (src/gemv.c).
  *
