@@ -456,7 +456,8 @@ int bench_gemv_main(int argc, char **argv) {
     printf("pdl: off = plain launches; on = programmatic dependent launch, every load after the "
            "wait (the default; in a graph, from 4 TB/s or on grids of at most two waves A's L2 "
            "prefetch goes before it); early = on + "
-           "PTXQ_GEMV_STATIC_WEIGHTS (A's L2 prefetch before the wait). pfN: L2 prefetch depth "
+           "PTXQ_GEMV_STATIC_WEIGHTS (A's L2 prefetch before the wait); indep = on + "
+           "PTXQ_GEMV_INDEPENDENT (no wait; y rotated with A). pfN: L2 prefetch depth "
            "in trips.\n");
     printf("GB/s: bytes that must move (A + A scales + x [+ x scales] + y) per second. bound: those "
            "bytes at the copy's GB/s. %%copy: GB/s over the copy's GB/s (target >= 90%%).\n\n");

@@ -48,8 +48,8 @@ kernel that does not wait still starts after everything before us). FLAG_NOWAIT 
 independence promise) skips the wait and waits at the very end instead (pdl_end_wait).
 FLAG_EARLY (the caller's promise that A and its scales are not written by a kernel still running)
 moves the wait after the optional L2 prefetch of A (pfn trips, see prologue()), so that prefetch
-overlaps the preceding kernel's tail. NVFP4 x NVFP4 also has
-software-pipelined twins ("_r<R>s", see variants()).
+overlaps the preceding kernel's tail. NVFP4 x NVFP4 also has software-pipelined twins
+("_r<R>s", see variants()).
 
 Caching: A and its scales stream with ld.global.nc.L1::no_allocate and an L2 evict_first policy
 (createpolicy + .L2::cache_hint: ptxas 13 accepts .L2::evict_first only on 256-bit loads); A adds

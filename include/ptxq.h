@@ -293,9 +293,8 @@ ptxq_status ptxq_quantize(ptxq_context *ctx, const ptxq_quant_desc *desc, const 
  * twins (desc.pipelined); an optional L2 prefetch of each thread's first trips of A and its
  * scales runs before the loop (desc.prefetch_trips; the last row tile's warps, whose rows run
  * past M, skip it, and with the automatic depth only the first wave's CTAs run it where warps
- * make at most 2 trips: plan.prefetch_ctas; the tensor-core kernel prefetches its first windows of A, before the PDL
- * wait). The runtime picks both as measured
- * (src/gemv.c).
+ * make at most 2 trips: plan.prefetch_ctas; the tensor-core kernel prefetches its first windows
+ * of A, before the PDL wait). The runtime picks both as measured (src/gemv.c).
  *
  * Launch (desc.flags): by default the kernel is launched with programmatic dependent launch
  * (PDL): it may start while the preceding kernel in the stream drains, and it waits for that
@@ -322,8 +321,8 @@ ptxq_status ptxq_quantize(ptxq_context *ctx, const ptxq_quant_desc *desc, const 
  * its dependents only after its wait, so after one of ours only that one may still run.
  * The kernel does not exit before that predecessor has completed (it waits at its end), so a
  * kernel that waits on it still waits on everything before. 2026-11-26, x in A's format, a
- * stream of such calls: (7168, 2048, 4) at 94-97% of the copy on an H200 against 71-78% waiting,
- * 106% on an H100 against 87% (bench/RESULTS.md). Without PDL the flag changes nothing. */
+ * stream of such calls: (7168, 2048, 4) at 93-98% of the copy on an H200 against 72-78% waiting,
+ * 112% on an H100 against 89-91% (bench/RESULTS.md). Without PDL the flag changes nothing. */
 typedef enum ptxq_gemv_format {
     PTXQ_GEMV_NVFP4 = 1,
     PTXQ_GEMV_MXFP4 = 2,

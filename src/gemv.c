@@ -488,6 +488,22 @@ static int memo_plan(const gemv_shape *s, const ptxq_gemv_desc *d, const char *t
     return PTXQ_OK;
 }
 
+/* Resident CTAs on the whole GPU for plan p: one wave of its grid. */
+static int64_t wave_ctas(const ptxq_gemv_plan *p, int sms) {
+    return (int64_t)(sms > 0 ? sms : 1) * (p->ctas_per_sm > 0 ? p->ctas_per_sm : 1);
+}
+
+/* PTXQ_GEMV_PREFETCH (an experiment knob: the automatic prefetch depth forced), -1 if unset;
+ * read once a thread. */
+static int prefetch_env(void) {
+    static _Thread_local int env = -2;
+    if (env == -2) {
+        const char *e = getenv("PTXQ_GEMV_PREFETCH");
+        env = e && *e ? atoi(e) : -1;
+    }
+    return env;
+}
+
 /* L2 prefetch depth in trips (a trip: each thread one chunk of each of its R rows; for the
  * tensor-core kernel a window), at most the warp's trips along K. Automatic depth: x in A's
  * format and at most 8 waves of CTAs take 1 trip, the tensor-core kernel at most 2 waves 1
@@ -509,15 +525,10 @@ static int prefetch_depth(const gemv_shape *s, const ptxq_gemv_desc *d, const pt
     if (d->prefetch_trips < 0 || trips <= 0 || p->pipelined == 2) return 0;
     int64_t want = d->prefetch_trips;
     if (!want) {
-        static _Thread_local int env = -2;
-        if (env == -2) {
-            const char *e = getenv("PTXQ_GEMV_PREFETCH");
-            env = e && *e ? atoi(e) : -1;
-        }
-        if (env >= 0) {
-            want = env;
+        if (prefetch_env() >= 0) {
+            want = prefetch_env();
         } else {
-            int64_t slots = (int64_t)(sms > 0 ? sms : 1) * (p->ctas_per_sm > 0 ? p->ctas_per_sm : 1);
+            int64_t slots = wave_ctas(p, sms);
             /* tensor-core kernels: one window on grids of at most two waves. 2026-11-26, two
              * rounds, F16 and BF16 x: 2.3-4.4% less time on the H100 and 0.4-4.1% on the H200
              * on the three hackathon shapes (0.85 to 1.94 waves); forced on the 7.8-wave
@@ -536,15 +547,10 @@ static int prefetch_depth(const gemv_shape *s, const ptxq_gemv_desc *d, const pt
  * H200 MXFP4 -2 to -3.6%, NVFP4 -0.5%; on (7168,16384,1), 4 trips a warp, 1-6% slower. */
 static unsigned prefetch_ctas(const gemv_shape *s, const ptxq_gemv_desc *d, const ptxq_gemv_plan *p,
                               int sms) {
-    int64_t slots = (int64_t)(sms > 0 ? sms : 1) * (p->ctas_per_sm > 0 ? p->ctas_per_sm : 1);
+    int64_t slots = wave_ctas(p, sms);
     int64_t trips = ceil_div(s->nch, 32 * (int64_t)p->k_warps);
-    static _Thread_local int env = -2;
-    if (env == -2) {
-        const char *e = getenv("PTXQ_GEMV_PREFETCH");
-        env = e && *e ? atoi(e) : -1;
-    }
-    if (p->rows_per_thread == 16 || p->prefetch_trips <= 0 || d->prefetch_trips != 0 || env >= 0 ||
-        trips > 2 || (int64_t)p->grid <= slots)
+    if (p->rows_per_thread == 16 || p->prefetch_trips <= 0 || d->prefetch_trips != 0 ||
+        prefetch_env() >= 0 || trips > 2 || (int64_t)p->grid <= slots)
         return p->grid;
     return (unsigned)slots;
 }
@@ -602,9 +608,8 @@ static int plan_all(ptxq_context *ctx, const ptxq_gemv_desc *d, const ptxq_tenso
      * to +2.8% ((7168,2048,4) NVFP4 13.56-13.61 -> 13.32-13.35) but (4096,7168,8) within 0.1%;
      * MXFP8 at 1.55 waves unchanged; with it forced at 2.9 waves -0.5 to +1%, at 3.4 waves -0.6
      * to -1.5%, so not there. */
-    int64_t slots = (int64_t)ctx->info.sm_count * (p->ctas_per_sm > 0 ? p->ctas_per_sm : 1);
     if (prefetch_may_move(p) &&
-        (ctx->info.dram_gbps >= 4000 || (int64_t)p->grid <= 2 * slots)) {
+        (ctx->info.dram_gbps >= 4000 || (int64_t)p->grid <= 2 * wave_ctas(p, ctx->info.sm_count))) {
         p->early = 1;
         s->args.flags |= PTXQ_GEMV_FLAG_EARLY;
     }
