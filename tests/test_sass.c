@@ -123,14 +123,18 @@ static const char k_sm100[] =
     "        /*0080*/                   LDG.E.ENL2.256.CONSTANT R4, R8, desc[UR6][R2.64] ;\n"
     "        /*0090*/                   STG.E.ENL2.256 desc[UR6][R2.64], R4, R8 ;\n"
     "        /*00a0*/                   LDGSTS.E.BYPASS.LTC128B.128 [R3], desc[UR6][R4.64] ;\n"
-    "        /*00b0*/              @!P0 CCTL.E.PF2 [R10] ;\n";
+    "        /*00b0*/              @!P0 CCTL.E.PF2 [R10] ;\n"
+    "        /*00c0*/                   ACQBULK ;\n"
+    "        /*00d0*/               @P5 PREEXIT ;\n";
 
 static void test_hist_sm100(void **state) {
     (void)state;
     sass_hist h;
     sass_histogram(k_sm100, &h);
-    assert_int_equal(h.total, 12);
+    assert_int_equal(h.total, 14);
     assert_int_equal(h.pf, 1); /* prefetch.global.L2 */
+    assert_int_equal(h.acqbulk, 1); /* griddepcontrol.wait */
+    assert_int_equal(h.preexit, 1); /* griddepcontrol.launch_dependents */
     assert_int_equal(h.mma, 2);
     assert_int_equal(h.utcmma, 2);
     assert_int_equal(h.mma_other, 0);

@@ -57,6 +57,7 @@ typedef struct sass_hist {
     int mufu;
     int bar;   /* BAR */
     int syncs; /* SYNCS.* (mbarrier) */
+    int acqbulk, preexit; /* griddepcontrol.wait / .launch_dependents (PDL) */
     int cvt;   /* F2F, F2FP, I2F, I2FP, F2I, F2IP, I2I, I2IP */
     int f2fp;  /* of which F2FP (packed conversions, e.g. to FP8/FP4) */
 } sass_hist;
