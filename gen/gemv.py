@@ -132,11 +132,14 @@ ROWS = (1, 2, 4)
 # passes so per-row address sums issue as IMAD.WIDE on the FMA pipe rather than 64-bit IADD pairs
 # on the integer pipe, which the FP4 decode keeps busy. pfn: trips of this warp's chunks (and
 # their scale bytes) to prefetch into L2 before the loop (0: none); CTAs from pfcta on skip it.
+# tmag / tsh: the batch of CTA b is (b * tmag) >> tsh (64-bit product), b / tiles exactly for
+# b < 2^31 (see tile_magic in src/gemv.c).
 ARG_LIST = (
     "u64 a", "u64 as", "u64 x", "u64 xs", "u64 y", "u64 ga", "u64 gx",
     "u64 a_l", "u64 a_m", "u64 as_l", "u64 as_m", "u64 x_l", "u64 xs_l", "u64 y_l", "u64 y_m",
     "u32 m", "u32 tiles", "u32 nch", "u32 nfull", "u32 wk_shift", "u32 kb4", "u32 flags",
     "u32 ksh", "u32 kmul", "u32 kmsk", "u32 ks1", "u32 xs_k", "u32 unit", "u32 pfn", "u32 pfcta",
+    "u32 tmag", "u32 tsh",
 )
 Y_MASK, Y_F32, Y_F16, Y_BF16 = 3, 0, 1, 2
 FLAG_SF128x4 = 4   # A scales in the 128x4 interleaved layout
@@ -515,7 +518,18 @@ class GV:
         k(f"mul.lo.u32 {rpc}, {rpc}, {R}")
         bid, l, tile = k.reg(".b32", "bid"), k.reg(".b32", "l"), k.reg(".b32", "tile")
         k(f"mov.u32 {bid}, %ctaid.x")
-        k(f"div.u32 {l}, {bid}, %a_tiles")
+        if self.p.get("div"):
+            # experiment knob (GEMV_OPTS=div=1): the hardware-less division ptxas expands
+            # (I2F, MUFU.RCP, F2I and a correction: ~20 dependent instructions)
+            k(f"div.u32 {l}, {bid}, %a_tiles")
+        else:
+            # NOTE: l = bid / tiles by the runtime's magic multiplier: two uniform instructions
+            # instead of ptxas's ~20-instruction division at the head of every CTA's prologue
+            # (a second-wave CTA's loads start after it)
+            q64 = k.reg(".b64", "t_q64")
+            k(f"mul.wide.u32 {q64}, {bid}, %a_tmag")
+            k(f"shr.b64 {q64}, {q64}, %a_tsh")
+            k(f"cvt.u32.u64 {l}, {q64}")
         k(f"mul.lo.u32 {t}, {l}, %a_tiles")
         k(f"sub.u32 {tile}, {bid}, {t}")
         row0 = k.reg(".b32", "row0")
@@ -1537,6 +1551,16 @@ class TC(GV):
         k(f"and.b32 {ko}, {kk}, %a_kmsk")
         k(f"mad.lo.u32 {ko}, {tk}, %a_kmul, {ko}")
         sb = {}
+        if self.p.get("noscale"):
+            # experiment knob (GEMV_OPTS=noscale=1; wrong results by design): no scale loads,
+            # the scale registers hold a constant code
+            for rr in ("A", "B"):
+                n = 1 if (spair and not tail) or not self.nv else 2
+                regs = [k.reg(".b32", f"sb{u}{rr}{j}") for j in range(n)]
+                for r in regs:
+                    k(f"mov.b32 {r}, {0x3838 if self.nv else 127}")
+                sb[rr] = regs
+            return c, words, sb
         for rr in ("A", "B"):
             sa = k.reg(".b64", f"saddr{rr}")
             k(f"mad.wide.u32 {sa}, {ko}, %a_unit, %sbase{rr}")
@@ -1811,6 +1835,9 @@ class TC(GV):
         k("ret")
         params = [f".param .align 8 .b8 args[{self.argsize}]"]
         directives = [f".maxntid {THREADS}, 1, 1"]
+        if self.p.get("minct"):
+            # experiment knob (GEMV_OPTS=minct=N): .minnctapersm N, registers capped to fit
+            directives.append(f".minnctapersm {int(self.p['minct'])}")
         hdr = header(GENERATOR, k.name, "gemv", THREADS, 0, self.p)
         text = k.render(hdr, self.target, params, directives)
         decl = f".shared .align 16 .b8 red[{4 * WARPS * 16}];\n\n"
