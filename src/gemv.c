@@ -335,6 +335,16 @@ static double score_plan(const gemv_shape *s, const char *target, int sms, int d
     static const double reuse_fp4[5] = {0, 0.6, 0.8, 0, 1.0}, reuse_fp8[5] = {0, 0.9, 1.0, 0, 1.0};
     double reuse = s->fmt < 2 ? reuse_fp4[rows] : reuse_fp8[rows];
     double t = (double)(trips > 0 ? trips : 1);
+    /* MXFP8 on sm_90a (any x) at 4 TB/s of DRAM or more (H200): 4 rows a thread over 2 (0.95
+     * for r2), and each extra trip counts twice as much (t / (t + 1)). The H200 sweeps of
+     * 2026-11-26 (bench gemv --sweep --prefetch 1, x MXFP8 and BF16; RESULTS.md, eighteenth
+     * session) put r4 ahead of r2 at equal k-warps on every row measured (1.1-4.6%); this picks
+     * r4 k4 / k1 / k1 / k2 on (7168,16384,1) / (4096,7168,8) / (7168,2048,4) / (16384,16384,4),
+     * the sweeps' best rows on the hackathon shapes. On the H100 the same preference picked r4 k2
+     * for 16384 x 16384 x 4 (2.7% slower than r2 k2; the best there, k8, 2.5% faster) and lost
+     * 1-3% on two shapes with independent calls, so below 4 TB/s the rule is unchanged. */
+    int fp8 = s->fmt == 2 && !strcmp(target, "sm_90a") && dram >= 4000;
+    if (fp8 && rows == 2) reuse = 0.95;
     /* FP4 x FP4 on sm_90a (the dp4a kernels, whose fast loop issues a trip's loads first):
      * - below 4 TB/s of DRAM (H100) 2 trips a warp are as good as more, and more CTAs shorten
      *   the last wave: the H100 sweeps (bench gemv --sweep, RESULTS.md) have their best plan at
@@ -349,7 +359,8 @@ static double score_plan(const gemv_shape *s, const char *target, int sms, int d
      * Elsewhere (other formats, other targets) each extra trip counts and WK > 1 is not charged:
      * the same factor would pick MXFP8 k1 plans that measured 6.5% slower. */
     int fp4 = s->fmt < 2 && s->xk == 0 && !strcmp(target, "sm_90a");
-    double tf = fp4 && dram < 4000 ? (trips >= 2 ? 1.0 : 0.85) : t / (t + 0.5);
+    double tf = fp4 && dram < 4000 ? (trips >= 2 ? 1.0 : 0.85)
+                : fp8 ? t / (t + 1.0) : t / (t + 0.5);
     if (fp4 && wk > 1) tf *= 0.96;
     return fill * tail * lanes * rows_eff * reuse * tf;
 }
@@ -533,8 +544,12 @@ static int prefetch_depth(const gemv_shape *s, const ptxq_gemv_desc *d, const pt
              * rounds, F16 and BF16 x: 2.3-4.4% less time on the H100 and 0.4-4.1% on the H200
              * on the three hackathon shapes (0.85 to 1.94 waves); forced on the 7.8-wave
              * 16384 x 16384 x 4 within +0.9% on the H100; two windows gained less, four lost */
+            /* CUDA-core kernels: x in A's format, and MXFP8 with BF16 / F16 x too (2026-11-26,
+             * --prefetch -1,1: H200 -3.9 to -7.0% on the three hackathon shapes, the 7.8-wave
+             * 16384 x 16384 x 4 equal; H100 -6.2 / -2.5 / -6.9%); FP4 A with BF16 / F16 x on
+             * CUDA cores (only when forced: the tensor-core kernels are the pick) stays without */
             if (tc) want = (int64_t)p->grid <= 2 * slots ? 1 : 0;
-            else want = s->xk == 0 && (int64_t)p->grid <= 8 * slots ? 1 : 0;
+            else want = (s->xk == 0 || s->fmt == 2) && (int64_t)p->grid <= 8 * slots ? 1 : 0;
         }
     }
     return (int)(want < trips ? want : trips);
