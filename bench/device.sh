@@ -66,9 +66,11 @@ for fam in ${BENCHES-quant gemv gemm}; do
            done ;;
     *) echo "== bench $fam $(date -u +%T)" >>"$OUT/clocks.txt"
        timeout "$T" "$B/ptxq" bench "$fam" 2>&1 | tee "$OUT/bench_$fam.txt"
-       # GEMV: also the chain of independent calls (PTXQ_GEMV_INDEPENDENT: no PDL wait)
+       # GEMV: also the chain of independent calls (PTXQ_GEMV_INDEPENDENT: no PDL wait), and
+       # BF16 x (the tensor-core kernels for FP4 A, CUDA cores for MXFP8)
        if [ "$fam" = gemv ]; then
          timeout "$T" "$B/ptxq" bench gemv --pdl indep --read off 2>&1 | tee "$OUT/bench_gemv_indep.txt"
+         timeout "$T" "$B/ptxq" bench gemv --x bf16 --read off 2>&1 | tee "$OUT/bench_gemv_bf16.txt"
        fi ;;
   esac
 done
