@@ -133,7 +133,7 @@ ROWS = (1, 2, 4)
 # on the integer pipe, which the FP4 decode keeps busy. pfn: trips of this warp's chunks (and
 # their scale bytes) to prefetch into L2 before the loop (0: none); CTAs from pfcta on skip it.
 # tmag / tsh: the batch of CTA b is (b * tmag) >> tsh (64-bit product), b / tiles exactly for
-# b < 2^31 (see tile_magic in src/gemv.c).
+# b < 2^31 (see ptxq_gemv_tile_magic in src/gemv.c).
 ARG_LIST = (
     "u64 a", "u64 as", "u64 x", "u64 xs", "u64 y", "u64 ga", "u64 gx",
     "u64 a_l", "u64 a_m", "u64 as_l", "u64 as_m", "u64 x_l", "u64 xs_l", "u64 y_l", "u64 y_m",

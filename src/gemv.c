@@ -589,7 +589,7 @@ static int stream_capturing(ptxq_context *ctx, void *stream) {
  * (0, d], b m / 2^sh = b / d + b e / (d 2^sh), and b e < 2^31 2^s = 2^sh, so the excess is
  * under 1 / d, while b / d is at least 1 / d below the next integer. d = 0 (nothing is
  * launched) gives m = 0. */
-static void tile_magic(uint32_t d, uint32_t *m, uint32_t *sh) {
+void ptxq_gemv_tile_magic(uint32_t d, uint32_t *m, uint32_t *sh) {
     unsigned s = 0;
     while (s < 31 && ((uint64_t)1 << s) < d) ++s;
     *sh = 31 + s;
@@ -611,7 +611,7 @@ static int plan_all(ptxq_context *ctx, const ptxq_gemv_desc *d, const ptxq_tenso
     s->args.tiles = (uint32_t)ceil_div(s->M, p->rows_per_cta);
     if ((int64_t)s->args.tiles * s->L > 0x7FFFFFFFll)
         return ptxq_fail(PTXQ_ERR_SHAPE, "gemv: L * row tiles exceeds the grid limit");
-    tile_magic(s->args.tiles, &s->args.tmag, &s->args.tsh);
+    ptxq_gemv_tile_magic(s->args.tiles, &s->args.tmag, &s->args.tsh);
     p->pdl = pdl;
     p->early = early;
     if (p->early) s->args.flags |= PTXQ_GEMV_FLAG_EARLY;

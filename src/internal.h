@@ -4,6 +4,7 @@
 
 #include <pthread.h>
 #include <stddef.h>
+#include <stdint.h>
 
 #include "cudrv.h"
 #include "kernel_entry.h"
@@ -27,6 +28,9 @@ int ptxq_arch_check(int ordinal, const char *devname, int cc_major, int cc_minor
 /* "sm_90a, sm_100a, sm_120a": targets that have at least one embedded cubin. */
 void ptxq_built_targets(char *buf, size_t n);
 const ptxq_kernel_entry *ptxq_entry_find(const char *name, const char *target);
+/* GEMV: the magic multiplier m and shift sh with (b * m) >> sh == b / d for every b < 2^31 (the
+ * kernels' batch index; src/gemv.c). */
+void ptxq_gemv_tile_magic(uint32_t d, uint32_t *m, uint32_t *sh);
 
 /* A loaded kernel. */
 typedef struct ptxq_loaded {
