@@ -359,17 +359,18 @@ static void test_sass(void **state) {
         /* the tensor-core kernels prefetch rows A and B of their first windows before the PDL
          * wait (prefetch.global.L2: CCTL.E.PF2). PDL in every kernel: the signal to dependents
          * twice (all CTAs but 0 first, CTA 0 after its wait: PREEXIT) and the wait twice (before
-         * the loads, unless FLAG_NOWAIT; at the exit with it: ACQBULK) */
+         * the loads, unless FLAG_NOWAIT; at the exit with it: ACQBULK). No MUFU: the batch
+         * index comes from the runtime's magic multiplier, not a division */
         if (h[i].ldg[SASS_W128] < want128 || (ring && h[i].ldg[SASS_W128] > 2) || other > 2 ||
             h[i].ldg[SASS_W16] < want16 || (tc && h[i].pf < 2) || h[i].preexit < 2 ||
-            h[i].acqbulk < 2 ||
+            h[i].acqbulk < 2 || h[i].mufu ||
             h[i].ldl || h[i].stl ||
             (tc ? h[i].mma < 16 : !strcmp(k->target, "sm_90a") && h[i].mma)) {
             print_error("%s %s: LDG.128 %d (want >= %d), LDG.U16 %d (want >= %d), other LDG %d, "
-                        "LDL/STL %d/%d, MMA %d, prefetch %d, PDL wait/signal %d/%d (want >= 2/2)\n",
+                        "LDL/STL %d/%d, MMA %d, prefetch %d, PDL wait/signal %d/%d (want >= 2/2), MUFU %d\n",
                         k->name, k->target, h[i].ldg[SASS_W128], want128, h[i].ldg[SASS_W16],
                         want16, other, h[i].ldl, h[i].stl, h[i].mma, h[i].pf, h[i].acqbulk,
-                        h[i].preexit);
+                        h[i].preexit, h[i].mufu);
             ++bad;
         }
     }
