@@ -152,6 +152,7 @@ FLAG_EARLY = 32    # the caller promised A and its scales are not written by the
                    # the L2 prefetch of A runs before griddepcontrol.wait (PDL), not after
 FLAG_NOWAIT = 128  # the caller promised the call is independent of every kernel that may still run
                    # (PTXQ_GEMV_INDEPENDENT): no griddepcontrol.wait at all
+FLAG_NOSPF = 256   # the L2 prefetch covers A only, not its scale bytes (the runtime's choice)
 # bit 31 is never set: the F16 tensor-core kernels make an opaque zero of it (TC, sdep)
 
 
@@ -1024,9 +1025,18 @@ class GV:
         k(f"shr.u32 {t}, {kk}, %a_ksh")
         k(f"and.b32 {ko}, {kk}, %a_kmsk")
         k(f"mad.lo.u32 {ko}, {t}, %a_kmul, {ko}")
+        # NOTE: FLAG_NOSPF drops the scale bytes from the prefetch (fewer requests in flight
+        # while the CTA waits; see prefetch_scales in src/gemv.c for where that is faster)
+        # (MXFP4 only, the one format the runtime sets it for: in NVFP4's r4 kernel the extra
+        # predicate cost ptxas 12 registers)
+        pns = pin
+        if self.fmt == "mxfp4":
+            fs, pns = k.reg(".b32", "t_fs"), k.reg(".pred", "p_spf")
+            k(f"and.b32 {fs}, %a_flags, {FLAG_NOSPF}")
+            k(f"setp.eq.and.u32 {pns}, {fs}, 0, {pin}")
         for r in range(R):
             self.row_address(aa, aa, r, ko, "%a_unit", "sbase", "%srow", self.chain)
-            k(f"@{pin} prefetch.global.L2 [{aa}]")
+            k(f"@{pns} prefetch.global.L2 [{aa}]")
         k(f"add.u32 {c}, {c}, %step")
         k(f"sub.u32 {i}, {i}, 1")
         k("bra.uni PF_LOOP")
@@ -1988,7 +1998,7 @@ def c_header():
     defs = {"THREADS": THREADS, "WARPS": WARPS, "Y_F32": Y_F32, "Y_F16": Y_F16,
             "Y_BF16": Y_BF16, "FLAG_SF128x4": FLAG_SF128x4, "FLAG_GA": FLAG_GA,
             "FLAG_GX": FLAG_GX, "FLAG_EARLY": FLAG_EARLY, "FLAG_SPAIR": FLAG_SPAIR,
-            "FLAG_NOWAIT": FLAG_NOWAIT}
+            "FLAG_NOWAIT": FLAG_NOWAIT, "FLAG_NOSPF": FLAG_NOSPF}
     out += [f"#define PTXQ_GEMV_{key} {val}" for key, val in defs.items()]
     out.append("#endif")
     return "\n".join(out) + "\n"

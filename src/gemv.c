@@ -570,6 +570,21 @@ static unsigned prefetch_ctas(const gemv_shape *s, const ptxq_gemv_desc *d, cons
     return (unsigned)slots;
 }
 
+/* 1 if the plan's L2 prefetch should leave out A's scale bytes (FLAG_NOSPF): MXFP4 at 4 TB/s of
+ * DRAM or more on every plan, below it where only the first wave prefetches (warps of at most 2
+ * trips) on a grid of at most two waves. 2026-11-26, the CUDA-core kernels built without the
+ * scale prefetch against as built, stream launches, three rounds each: H200 MXFP4 -2.5 / -2.3 /
+ * -2.6 / -0.9% on (7168,2048,4) / (4096,7168,8) / (7168,16384,1) / (16384,16384,4) (10.64 ->
+ * 10.37 us on the first), NVFP4 +1.5% on (7168,2048,4), -1.5% on (4096,7168,8); H100 MXFP4 -1.6%
+ * on (7168,2048,4) (11.96 -> 11.76 us) but up to +2% on (7168,16384,1) (3.4 waves), NVFP4 and
+ * MXFP8 +0.1 to +2.5%. MXFP4's scale bytes are 1/16 of its A bytes, one prefetch instruction a row
+ * like A's. */
+static int prefetch_scales_off(const gemv_shape *s, const ptxq_gemv_plan *p, int sms, int dram) {
+    if (s->fmt != 1 || s->xk != 0 || p->rows_per_thread == 16 || p->prefetch_trips <= 0) return 0;
+    if (dram >= 4000) return 1;
+    return p->prefetch_ctas < p->grid && (int64_t)p->grid <= 2 * wave_ctas(p, sms);
+}
+
 /* 1 if the plan's L2 prefetch of A may move before the PDL wait without the caller's promise:
  * a PDL launch with a prefetch, not already early, not the ring kernel (whose early start is
  * real loads; see the NOTE in ptxq_gemv). */
@@ -624,6 +639,8 @@ static int plan_all(ptxq_context *ctx, const ptxq_gemv_desc *d, const ptxq_tenso
     s->args.pfn = (uint32_t)p->prefetch_trips;
     p->prefetch_ctas = prefetch_ctas(s, d, p, ctx->info.sm_count);
     s->args.pfcta = p->prefetch_ctas;
+    if (prefetch_scales_off(s, p, ctx->info.sm_count, (int)ctx->info.dram_gbps))
+        s->args.flags |= PTXQ_GEMV_FLAG_NOSPF;
     /* the tensor-core kernel's prefetch always runs before the wait (TC.prefetch_tc) */
     if (p->rows_per_thread == 16 && p->pdl && p->prefetch_trips > 0) p->early = 1;
     /* The L2 prefetch goes before the PDL wait (see the NOTE in ptxq_gemv on why that is correct
