@@ -1026,7 +1026,7 @@ class GV:
         k(f"and.b32 {ko}, {kk}, %a_kmsk")
         k(f"mad.lo.u32 {ko}, {t}, %a_kmul, {ko}")
         # NOTE: FLAG_NOSPF drops the scale bytes from the prefetch (fewer requests in flight
-        # while the CTA waits; see prefetch_scales in src/gemv.c for where that is faster)
+        # while the CTA waits; see prefetch_scales_off in src/gemv.c for where that is faster)
         # (MXFP4 only, the one format the runtime sets it for: in NVFP4's r4 kernel the extra
         # predicate cost ptxas 12 registers)
         pns = pin
