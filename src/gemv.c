@@ -572,18 +572,23 @@ static unsigned prefetch_ctas(const gemv_shape *s, const ptxq_gemv_desc *d, cons
 
 /* 1 if the plan's L2 prefetch should leave out A's scale bytes (FLAG_NOSPF): MXFP4 at 4 TB/s of
  * DRAM or more on every plan, below it where only the first wave prefetches (warps of at most 2
- * trips) on a grid of at most two waves. 2026-11-26, the CUDA-core kernels built without the
+ * trips) on a grid of at most two waves; MXFP8 with x in A's format at 4 TB/s or more. 2026-11-26, the CUDA-core kernels built without the
  * scale prefetch against as built, stream launches, three rounds each: H200 MXFP4 -2.5 / -2.3 /
  * -2.6 / -0.9% on (7168,2048,4) / (4096,7168,8) / (7168,16384,1) / (16384,16384,4) (10.64 ->
  * 10.37 us on the first), NVFP4 +1.5% on (7168,2048,4), -1.5% on (4096,7168,8); H100 MXFP4 -1.6%
  * on (7168,2048,4) (11.96 -> 11.76 us) but up to +2% on (7168,16384,1) (3.4 waves), NVFP4 and
  * MXFP8 +0.1 to +2.5%. MXFP4's scale bytes are 1/16 of its A bytes, one prefetch instruction a row
  * like A's. As landed (e27bc33) against the build before it, three rounds: H100 (7168,2048,4)
- * 12.00-12.06 -> 11.77-11.80 us (90.8-91.3% of the copy), H200 -0.8 to -2.9% on all four. */
+ * 12.00-12.06 -> 11.77-11.80 us (90.8-91.3% of the copy), H200 -0.8 to -2.9% on all four.
+ * MXFP8 (scale bytes 1/32 of A's), the kernels built without the scale prefetch, three rounds:
+ * H200 -2.6% on (7168,2048,4) (16.65-16.70 -> 16.21-16.26 us), -0.2 to -0.5% on the other three;
+ * H100 +0.1 to +2.5% (eighteenth session), so not below 4 TB/s. As landed, three rounds: H200
+ * (7168,2048,4) 16.78-16.85 -> 16.25-16.34 us (87-88% -> 90-91% of the copy); H100 (flag not
+ * set; the predicate's instructions only) +0.5% on (7168,2048,4), -0.4 to +0.4% elsewhere. */
 static int prefetch_scales_off(const gemv_shape *s, const ptxq_gemv_plan *p, int sms, int dram) {
-    if (s->fmt != 1 || s->xk != 0 || p->rows_per_thread == 16 || p->prefetch_trips <= 0) return 0;
+    if (s->fmt == 0 || s->xk != 0 || p->rows_per_thread == 16 || p->prefetch_trips <= 0) return 0;
     if (dram >= 4000) return 1;
-    return p->prefetch_ctas < p->grid && (int64_t)p->grid <= 2 * wave_ctas(p, sms);
+    return s->fmt == 1 && p->prefetch_ctas < p->grid && (int64_t)p->grid <= 2 * wave_ctas(p, sms);
 }
 
 /* 1 if the plan's L2 prefetch of A may move before the PDL wait without the caller's promise:
