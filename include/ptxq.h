@@ -293,8 +293,10 @@ ptxq_status ptxq_quantize(ptxq_context *ctx, const ptxq_quant_desc *desc, const 
  * twins (desc.pipelined); an optional L2 prefetch of each thread's first trips of A and its
  * scales runs before the loop (desc.prefetch_trips; the last row tile's warps, whose rows run
  * past M, skip it, and with the automatic depth only the first wave's CTAs run it where warps
- * make at most 2 trips: plan.prefetch_ctas; the tensor-core kernel prefetches its first windows
- * of A, before the PDL wait). The runtime picks both as measured (src/gemv.c).
+ * make at most 2 trips: plan.prefetch_ctas; MXFP4, and MXFP8 with x in A's format, leave the
+ * scale bytes out at 4 TB/s of DRAM or more, MXFP4 also on short grids below it; the
+ * tensor-core kernel prefetches its first windows of A, before the PDL wait). The runtime picks
+ * both as measured (src/gemv.c).
  *
  * Launch (desc.flags): by default the kernel is launched with programmatic dependent launch
  * (PDL): it may start while the preceding kernel in the stream drains, and it waits for that
