@@ -1027,10 +1027,10 @@ class GV:
         k(f"mad.lo.u32 {ko}, {t}, %a_kmul, {ko}")
         # NOTE: FLAG_NOSPF drops the scale bytes from the prefetch (fewer requests in flight
         # while the CTA waits; see prefetch_scales_off in src/gemv.c for where that is faster)
-        # (MXFP4, and MXFP8 with x in A's format: where the runtime sets it; in NVFP4's r4 kernel
-        # the extra predicate cost ptxas 12 registers, in MXFP8's BF16/F16-x r1 kernels 8)
+        # (MX formats with x in A's format, the kernels the runtime sets it for; in NVFP4's r4
+        # kernel the extra predicate cost ptxas 12 registers, in MXFP8's BF16/F16-x r1 kernels 8)
         pns = pin
-        if self.fmt == "mxfp4" or (self.fmt == "mxfp8" and self.same):
+        if self.same and self.fmt in ("mxfp4", "mxfp8"):
             fs, pns = k.reg(".b32", "t_fs"), k.reg(".pred", "p_spf")
             k(f"and.b32 {fs}, %a_flags, {FLAG_NOSPF}")
             k(f"setp.eq.and.u32 {pns}, {fs}, 0, {pin}")

@@ -570,10 +570,11 @@ static unsigned prefetch_ctas(const gemv_shape *s, const ptxq_gemv_desc *d, cons
     return (unsigned)slots;
 }
 
-/* 1 if the plan's L2 prefetch should leave out A's scale bytes (FLAG_NOSPF): MXFP4 at 4 TB/s of
- * DRAM or more on every plan, below it where only the first wave prefetches (warps of at most 2
- * trips) on a grid of at most two waves; MXFP8 with x in A's format at 4 TB/s or more. 2026-11-26, the CUDA-core kernels built without the
- * scale prefetch against as built, stream launches, three rounds each: H200 MXFP4 -2.5 / -2.3 /
+/* 1 if the plan's L2 prefetch should leave out A's scale bytes (FLAG_NOSPF; x in A's format only,
+ * the kernels that read the flag): MXFP4 at 4 TB/s of DRAM or more on every plan, below it where
+ * only the first wave prefetches (warps of at most 2 trips) on a grid of at most two waves; MXFP8
+ * at 4 TB/s or more. 2026-11-26, the CUDA-core kernels built without the scale prefetch against
+ * as built, stream launches, three rounds each: H200 MXFP4 -2.5 / -2.3 /
  * -2.6 / -0.9% on (7168,2048,4) / (4096,7168,8) / (7168,16384,1) / (16384,16384,4) (10.64 ->
  * 10.37 us on the first), NVFP4 +1.5% on (7168,2048,4), -1.5% on (4096,7168,8); H100 MXFP4 -1.6%
  * on (7168,2048,4) (11.96 -> 11.76 us) but up to +2% on (7168,16384,1) (3.4 waves), NVFP4 and
