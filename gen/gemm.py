@@ -310,6 +310,12 @@ class G:
         self.stage, self.stages, self.smem = geometry(self.bn, self.ts, self.mode == "mx", self.sc,
                                                       self.sm)
         self.off, self.argsize = arg_offsets()
+        # idle: a consumer warpgroup whose 64 rows all lie past the row limit runs idle_kloop.
+        # NOTE: not in the MX promote kernels (ptxas spills 16 bytes with it) nor in the plain
+        # early-wait kernels without cluster or TMA store (ptxas rebuilt their K loops with
+        # convergence barriers, 11-19 more instructions a K block); elsewhere the K loop's SASS
+        # is unchanged
+        self.idle = self.mode != "mx" and not (self.early and self.cl == 1 and not self.ts)
 
     def arg(self, name):
         return load_arg(self.k, self.off, name)
@@ -478,7 +484,7 @@ class G:
         k(f"add.u32 {mr1}, {mr0}, 8")
         k(f"setp.lt.u32 {pr0}, {mr0}, {mlim}")
         k(f"setp.lt.u32 {pr1}, {mr1}, {mlim}")
-        if self.mode != "mx":
+        if self.idle:
             self.idle_predicate(m0, mlim)
         k.comment("this tile's scale bases: A's at its batch, B's at B's batch coordinate (byte strides)")
         t64 = k.reg(".b64", "t_bs")
@@ -903,8 +909,11 @@ class G:
         k(f"shl.b32 {t}, {t}, 6")
         k(f"add.u32 {t}, {t}, {m0}")
         k(f"setp.ge.u32 {k.reg('.pred', 'p_wgidle')}, {t}, {mlim}")
+        k.comment("NOTE: a vote makes the predicate warp-uniform for ptxas; from %tid.x alone it took the\n"
+                  "branch as divergent and rebuilt the K loop (BSSY/BSYNC, an R2UR per descriptor)")
+        k("vote.sync.all.pred %p_wgidle, %p_wgidle, 0xffffffff")
 
-    def idle_kloop(self, ring, kb, pdone, p_lane0):
+    def idle_kloop(self, ring, kb, pdone, p_lane0, step=False):
         """The K loop of a consumer warpgroup whose rows all lie past the tile's row limit: no
         wgmma, scales or promotion, only the ring's protocol, a full wait and one arrival per warp
         on each slot's empty barrier, so that the producer and the other warpgroup run as before.
@@ -914,15 +923,17 @@ class G:
         k = self.k
         k("bra.uni C_EPILOGUE")
         k.label("C_IDLE")
-        k.comment("==== idle warpgroup (rows past the limit): keep the ring turning")
-        k(f"setp.ge.u32 {pdone}, {kb}, %nkb_c")
-        k(f"@{pdone} bra.uni C_EPILOGUE")
+        k.comment("==== idle warpgroup (rows past the limit): keep the ring turning" +
+                  (" (one K block; the loop's\nexit test is C_KB's)" if step else ""))
+        if not step:
+            k(f"setp.ge.u32 {pdone}, {kb}, %nkb_c")
+            k(f"@{pdone} bra.uni C_EPILOGUE")
         ring.locate()
         sm90.mbar_wait(k, ring.full, ring.phase, "IDLE_FULL")
         self.release(ring.empty, p_lane0)
         ring.advance()
         k(f"add.u32 {kb}, {kb}, 1")
-        k("bra.uni C_IDLE")
+        k(f"bra.uni {'C_KB' if step else 'C_IDLE'}")
 
     def consumer(self, ring):
         k = self.k
@@ -939,8 +950,7 @@ class G:
         pr0, pr1 = k.reg(".pred", "p_row0"), k.reg(".pred", "p_row1")
         pdone = k.reg(".pred", "p_cdone")
         self.consumer_tile_begin(ring, tile, m0, n0, kb, mr0, mr1, pr0, pr1, pdone, rbase, acc)
-        if self.mode != "mx":
-            # NOTE: not in the MX promote kernels: with the idle loop ptxas spills 16 bytes there
+        if self.idle:
             k("@%p_wgidle bra.uni C_IDLE")
         k.label("C_KB")
         k(f"setp.ge.u32 {pdone}, {kb}, %nkb_c")
@@ -992,7 +1002,8 @@ class G:
             return
         if self.direct:
             self.direct_kblock(ring, acc, daj, dbj, kb, p_lane0)
-            self.idle_kloop(ring, kb, pdone, p_lane0)
+            if self.idle:
+                self.idle_kloop(ring, kb, pdone, p_lane0)
             self.consumer_tile_end(acc, s_ab, tile, m0, n0, mr0, mr1, pr0, pr1, t4)
             return
         k.comment(f"one 128-K block: 4 x m64n{bn}k32 chained in the tensor core (scale-d 0 first)")
@@ -1013,7 +1024,8 @@ class G:
         self.promote(part, acc, n0)
         k(f"add.u32 {kb}, {kb}, 1")
         k("bra.uni C_KB")
-        self.idle_kloop(ring, kb, pdone, p_lane0)
+        if self.idle:
+            self.idle_kloop(ring, kb, pdone, p_lane0)
         self.consumer_tile_end(acc, s_ab, tile, m0, n0, mr0, mr1, pr0, pr1, t4)
 
     def next_slot_early(self, ring, kb, slot_descs, p_lane0):
@@ -1179,7 +1191,8 @@ class G:
             k(f"add.u32 {kb}, {kb}, 1")
 
         self.consumer_tile_begin(ring, tile, m0, n0, kb, mr0, mr1, pr0, pr1, pdone, rbase, acc)
-        k("@%p_wgidle bra.uni C_IDLE")
+        if self.idle:
+            k("@%p_wgidle bra.uni C_IDLE")
         k.label("C_KB")
         kblock(0, "C_TAIL1")
         kblock(1, "C_TAIL0")
@@ -1195,7 +1208,8 @@ class G:
             release(ring.empty)
             if par == 1:
                 k("bra.uni C_EPILOGUE")
-        self.idle_kloop(ring, kb, pdone, p_lane0)
+        if self.idle:
+            self.idle_kloop(ring, kb, pdone, p_lane0)
         self.consumer_tile_end(acc, s_ab, tile, m0, n0, mr0, mr1, pr0, pr1, t4)
 
     # ---- block scales -------------------------------------------------------------------------
