@@ -599,6 +599,11 @@ PCASE(test_p2_row_300_c2, "p2", PTXQ_GEMM_SCALE_ROW, 300, 520, 1040, 128, c.clus
 PCASE(test_p2_block_300_c2, "p2", PTXQ_GEMM_SCALE_BLOCK, 300, 520, 384, 128, c.cluster = 2)
 PCASE(test_p2_block_1000, "p2", PTXQ_GEMM_SCALE_BLOCK, 1000, 1000, 512, 128,
       c.cluster = 1; c.sa_mmajor = 1)
+/* M <= 64: the second consumer warpgroup has no rows on any tile and runs the idle K loop
+ * (gen/gemm.py idle_kloop), here with split-K and with a cluster pair sharing B */
+PCASE(test_p2_block_m64_split, "p2", PTXQ_GEMM_SCALE_BLOCK, 64, 1000, 2048, 128, c.split_k = 3)
+PCASE(test_p2_tensor_m40_c2, "p2", PTXQ_GEMM_SCALE_TENSOR, 40, 520, 1024, 128, c.cluster = 2)
+PCASE(test_h2_row_m17, "h2", PTXQ_GEMM_SCALE_ROW, 17, 300, 512, 192, (void)0)
 PCASE(test_h2_tensor_1000, "h2", PTXQ_GEMM_SCALE_TENSOR, 1000, 1000, 512, 192, c.cluster = 1)
 PCASE(test_h2_tensor_77_c2, "h2", PTXQ_GEMM_SCALE_TENSOR, 77, 300, 1040, 192, c.cluster = 2)
 PCASE(test_h2_tensor_k0, "h2", PTXQ_GEMM_SCALE_TENSOR, 130, 70, 0, 160, (void)0)
@@ -1066,6 +1071,9 @@ int main(void) {
         cmocka_unit_test(test_p2_row_300_c2),
         cmocka_unit_test(test_p2_block_300_c2),
         cmocka_unit_test(test_p2_block_1000),
+        cmocka_unit_test(test_p2_block_m64_split),
+        cmocka_unit_test(test_p2_tensor_m40_c2),
+        cmocka_unit_test(test_h2_row_m17),
         cmocka_unit_test(test_h2_tensor_1000),
         cmocka_unit_test(test_h2_tensor_77_c2),
         cmocka_unit_test(test_h2_tensor_k0),
