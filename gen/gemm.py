@@ -58,6 +58,13 @@ CTA = 3 warpgroups (384 threads), warp-specialised, persistent over output tiles
            waits, frees the slot, then promotes: acc += partial (block mode: acc += s * partial).
            The QGMMA accumulator keeps only ~14 significant bits per k32 step (NOTES.md section 7),
            so each 128-K chain is short and the long sum runs in FP32 on the CUDA cores.
+           A warpgroup whose 64 rows all lie past the tile's row limit (M <= 64, the last M tile,
+           small groups) issues no wgmma: it waits for each slot's full barrier and frees it
+           (idle_kloop), leaving the tensor core and the issue slots to the other warpgroup.
+           Measured on the DeepSeek-V3 block-scaled shapes at M = 64 (bench/RESULTS.md, twentieth
+           session): H200 10-14% faster on three ((64, 2112, 7168) 0.023 -> 0.020 ms), 2-4% on
+           (64, 7168, 16384); H100 7% and 12-19% on (64, 4096, 7168) and (64, 7168, 2048); the
+           K loop's SASS of every kernel is as before.
 Tiles are visited in grouped order: `group` M-tiles share an N sweep, so a wave of CTAs reuses
 the same A rows and B rows from L2. Work units: tiles, or (split-K) K ranges of tiles; with a
 tail split (args.full > 0) the first `full` units are whole tiles and only the last wave's tiles
