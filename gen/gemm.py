@@ -920,7 +920,7 @@ class G:
                   "branch as divergent and rebuilt the K loop (BSSY/BSYNC, an R2UR per descriptor)")
         k("vote.sync.all.pred %p_wgidle, %p_wgidle, 0xffffffff")
 
-    def idle_kloop(self, ring, kb, pdone, p_lane0, step=False):
+    def idle_kloop(self, ring, kb, pdone, p_lane0):
         """The K loop of a consumer warpgroup whose rows all lie past the tile's row limit: no
         wgmma, scales or promotion, only the ring's protocol, a full wait and one arrival per warp
         on each slot's empty barrier, so that the producer and the other warpgroup run as before.
@@ -930,17 +930,15 @@ class G:
         k = self.k
         k("bra.uni C_EPILOGUE")
         k.label("C_IDLE")
-        k.comment("==== idle warpgroup (rows past the limit): keep the ring turning" +
-                  (" (one K block; the loop's\nexit test is C_KB's)" if step else ""))
-        if not step:
-            k(f"setp.ge.u32 {pdone}, {kb}, %nkb_c")
-            k(f"@{pdone} bra.uni C_EPILOGUE")
+        k.comment("==== idle warpgroup (rows past the limit): keep the ring turning")
+        k(f"setp.ge.u32 {pdone}, {kb}, %nkb_c")
+        k(f"@{pdone} bra.uni C_EPILOGUE")
         ring.locate()
         sm90.mbar_wait(k, ring.full, ring.phase, "IDLE_FULL")
         self.release(ring.empty, p_lane0)
         ring.advance()
         k(f"add.u32 {kb}, {kb}, 1")
-        k(f"bra.uni {'C_KB' if step else 'C_IDLE'}")
+        k("bra.uni C_IDLE")
 
     def consumer(self, ring):
         k = self.k
