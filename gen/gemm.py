@@ -907,7 +907,10 @@ class G:
     # ---- consumer -----------------------------------------------------------------------------
     def idle_predicate(self, m0, mlim):
         """%p_wgidle: this consumer warpgroup's 64 rows all lie at or past the tile's row limit
-        (M <= 64, the last M tile, small groups): it runs idle_kloop instead of the K loop."""
+        (M <= 64, the last M tile, small groups): it runs idle_kloop instead of the K loop.
+        NOTE: the warpgroup's first row is recomputed from %tid.x (as thread_rows does) rather
+        than taken from the thread's row mr0 (mr0 - m0 rounded down to 64): that shorter form
+        kept mr0 live longer and moved ptxas's K-loop schedule in about twenty kernels."""
         k = self.k
         t = k.reg(".b32", "t_wg")
         k(f"mov.u32 {t}, %tid.x")
