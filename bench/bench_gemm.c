@@ -17,6 +17,8 @@
  *                   e.g. --alt "pipe=h2;split=1", --alt "mx=1;mx=2" or --alt "scales=warp")
  *                   [--group G] [--cluster 0|1|2] [--ctas C] [--reps R] [--no-cublas]
  *                   [--a e4m3|e5m2|bf16] [--b e4m3|e5m2|bf16] [--out bf16|f16|f32] [--sweep deepseek]
+ *                   [--data uniform|normal] (operand codes: uniform (default) or N(0,1) scaled
+ *                   to E4M3's range per block, as DeepGEMM's tests quantize torch.randn)
  *                   Each timing is sampled by NVML where the driver has it (bench_nvml.h): the
  *                   SM clock, power and whether the power cap held the clock down, per side.
  *   ptxq check gemm [--m M --n N --k K] [--scaling S] [--tile-n T] [--cluster C] [--sample R] [--seed S]
@@ -370,6 +372,13 @@ static int our_run(void *p) {
 
 static bench_copy g_copy;          /* D2D copy measured once per run */
 static ptxq_dtype g_at = PTXQ_E4M3, g_bt = PTXQ_E4M3, g_dt = PTXQ_BF16;
+/* --data normal: operands from N(0, 1) scaled so that a 128-block's largest magnitude lands near
+ * E4M3's 448 (as DeepGEMM's tests quantize torch.randn per 1x128 / 128x128 block), instead of
+ * the default uniform codes (gemm_rand_e4m3). Power, and so the clock, could depend on the bits:
+ * on an H100 (2026-11-26, two rounds each) it did not: 8192^3 per-tensor 1429.7 / 1428.8 TFLOPS
+ * at 1544 MHz against 1431.4 / 1432.6 at 1545 with uniform codes, 4096 x 7168 x 16384
+ * block-scaled 1303.5 / 1301.1 against 1303.4 / 1302.2, cuBLASLt alike. */
+static int g_normal;
 
 static int parse_fp8(const char *s, ptxq_dtype *o) {
     if (!strcmp(s, "e4m3")) *o = PTXQ_E4M3;
@@ -397,7 +406,9 @@ static const char *scaling_str(ptxq_gemm_scaling s) {
 static void fill_fp8(ptxq_dev *d, uint64_t dst, size_t n, rng64 *r) {
     size_t blk = 4u << 20;
     uint8_t *h = malloc(blk);
-    for (size_t i = 0; i < blk; ++i) h[i] = gemm_rand_e4m3(r);
+    for (size_t i = 0; i < blk; ++i)
+        h[i] = g_normal ? ptxq_e4m3_encode((float)(rng_normal(r) * (448.0 / 3.0)), 1)
+                        : gemm_rand_e4m3(r);
     if (g_at == PTXQ_BF16) /* BF16 operands: the random E4M3 values as BF16 (exact) */
         for (size_t i = 0; i < blk; i += 2) {
             float f = (float)ptxq_e4m3_decode(h[i]);
@@ -663,6 +674,7 @@ int bench_gemm_main(int argc, char **argv) {
     g_ctas = (int)bench_opt_int(argc, argv, "--ctas", 0);
     g_split = (int)bench_opt_int(argc, argv, "--split-k", 0);
     g_rounds = (int)bench_opt_int(argc, argv, "--rounds", 1);
+    g_normal = !strcmp(bench_opt(argc, argv, "--data", "uniform"), "normal");
     if (parse_alts(bench_opt(argc, argv, "--alt", ""))) {
         fprintf(stderr, "--alt: at most 8 ';'-separated lists of store|split|tile|cluster|pipe=V\n");
         return 2;
