@@ -674,7 +674,12 @@ int bench_gemm_main(int argc, char **argv) {
     g_ctas = (int)bench_opt_int(argc, argv, "--ctas", 0);
     g_split = (int)bench_opt_int(argc, argv, "--split-k", 0);
     g_rounds = (int)bench_opt_int(argc, argv, "--rounds", 1);
-    g_normal = !strcmp(bench_opt(argc, argv, "--data", "uniform"), "normal");
+    const char *data = bench_opt(argc, argv, "--data", "uniform");
+    if (strcmp(data, "uniform") && strcmp(data, "normal")) {
+        fprintf(stderr, "--data: uniform or normal, not '%s'\n", data);
+        return 2;
+    }
+    g_normal = !strcmp(data, "normal");
     if (parse_alts(bench_opt(argc, argv, "--alt", ""))) {
         fprintf(stderr, "--alt: at most 8 ';'-separated lists of store|split|tile|cluster|pipe=V\n");
         return 2;
