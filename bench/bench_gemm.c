@@ -19,6 +19,9 @@
  *                   [--a e4m3|e5m2|bf16] [--b e4m3|e5m2|bf16] [--out bf16|f16|f32] [--sweep deepseek]
  *                   [--data uniform|normal] (operand codes: uniform (default) or N(0,1) scaled
  *                   to E4M3's range per block, as DeepGEMM's tests quantize torch.randn)
+ *                   [--flush MIB] (a memset of MIB MiB on the stream before each timed call, outside
+ *                   its events: DeepGEMM's benchmark method, an 8 GB memset between calls, under
+ *                   which the power-capped clock recovers between GEMMs; 0, the default: back to back)
  *                   Each timing is sampled by NVML where the driver has it (bench_nvml.h): the
  *                   SM clock, power and whether the power cap held the clock down, per side.
  *   ptxq check gemm [--m M --n N --k K] [--scaling S] [--tile-n T] [--cluster C] [--sample R] [--seed S]
@@ -53,6 +56,8 @@ static int g_ctas;  /* --ctas: persistent grid cap (desc.ctas) */
 static int g_split; /* --split-k: desc.split_k (0: the runtime's pick, with a workspace) */
 static int g_store[4], g_nstore = 1; /* --store: desc.store values, the first for the main row */
 static int g_rounds = 1; /* --rounds: ours and cuBLASLt timed alternately this many times */
+static uint64_t g_flush;      /* --flush: device memory zeroed before each timed call */
+static size_t g_flush_words;  /* its 32-bit words (0: calls back to back) */
 static bench_nvml *g_nvml; /* NVML's clock, power and clock-event reasons during each timing */
 static bench_probe g_probe; /* the SM clock measured on the GPU during each timing */
 /* dense tensor-core FLOP per SM per clock on sm_90 (the datasheet peaks at 1830 MHz, 132 SMs) */
@@ -64,12 +69,17 @@ static double g_flop_clk_sm = FLOP_CLK_SM_FP8;
  * tensor peak at that clock; NVML 1980 MHz ..., capped n/N]": the probe's SM clock (bench_probe.h)
  * and what `flop` in `ms` is of flop_clk_sm x SMs x that clock, then NVML's view (its clock is the
  * requested one); either part is left out where it is not available. */
+/* One timing: dev_time_ms, or with --flush the memset before each call (dev_time_flushed_ms). */
+static double time_ms(ptxq_dev *d, int (*fn)(void *), void *arg, int warmup, int reps) {
+    return dev_time_flushed_ms(d, fn, arg, warmup, reps, g_flush, g_flush_words);
+}
+
 static double time_clocked(ptxq_dev *d, int (*fn)(void *), void *arg, int warmup, int reps,
                            double flop, char *clk, size_t clkn) {
     clk[0] = 0;
     int on = g_nvml && bench_nvml_start(g_nvml, 1000) == 0;
     int probing = g_probe.d && bench_probe_start(&g_probe) == 0;
-    double ms = dev_time_ms(d, fn, arg, warmup, reps);
+    double ms = time_ms(d, fn, arg, warmup, reps);
     bench_probe_result pr = {0};
     if (probing) bench_probe_stop(&g_probe, &pr);
     char nv[128] = "";
@@ -533,7 +543,7 @@ static int bench_one(ptxq_dev *d, cublaslt *L, int have_lt, int64_t M, int64_t N
         c.desc.store = g_store[i];
         double ams = -1;
         if (ptxq_gemm_plan_for(d->ctx, &c.desc, &c.a, &c.b, &c.dd, &plan) == PTXQ_OK)
-            ams = dev_time_ms(d, our_run, &c, 3, reps);
+            ams = time_ms(d, our_run, &c, 3, reps);
         size_t used = strlen(alt);
         snprintf(alt + used, sizeof alt - used, "  [store %d: %s %.3f ms %.1f TFLOPS]", g_store[i],
                  plan.kernel, ams, ams > 0 ? flop / (ams * 1e9) : 0.0);
@@ -546,7 +556,7 @@ static int bench_one(ptxq_dev *d, cublaslt *L, int have_lt, int64_t M, int64_t N
         char an[96] = "?";
         if (ptxq_gemm_plan_for(d->ctx, &c.desc, &c.a, &c.b, &c.dd, &plan) == PTXQ_OK) {
             plan_label(&plan, an, sizeof an);
-            ams = dev_time_ms(d, our_run, &c, 3, reps);
+            ams = time_ms(d, our_run, &c, 3, reps);
         }
         alt_env_restore(&env0);
         c.desc = saved;
@@ -581,9 +591,9 @@ static int bench_one(ptxq_dev *d, cublaslt *L, int have_lt, int64_t M, int64_t N
                 int rounds_on = g_nvml && bench_nvml_start(g_nvml, 1000) == 0;
                 int rounds_probe = g_probe.d && bench_probe_start(&g_probe) == 0;
                 for (i = 1; i < n; ++i) {
-                    if (i % 2) l[i] = dev_time_ms(d, lt_run, &lc, 1, reps);
-                    o[i] = dev_time_ms(d, our_run, &c, 1, reps);
-                    if (!(i % 2)) l[i] = dev_time_ms(d, lt_run, &lc, 1, reps);
+                    if (i % 2) l[i] = time_ms(d, lt_run, &lc, 1, reps);
+                    o[i] = time_ms(d, our_run, &c, 1, reps);
+                    if (!(i % 2)) l[i] = time_ms(d, lt_run, &lc, 1, reps);
                     if (o[i] <= 0 || l[i] <= 0) break;
                     q[i] = l[i] / o[i];
                 }
@@ -680,6 +690,19 @@ int bench_gemm_main(int argc, char **argv) {
         return 2;
     }
     g_normal = !strcmp(data, "normal");
+    long long flush_mib = bench_opt_int(argc, argv, "--flush", 0);
+    if (flush_mib < 0 || (size_t)flush_mib << 20 > d.info.global_mem_bytes / 2) {
+        fprintf(stderr, "--flush: MiB of memset between calls, 0 to half the device memory (%zu MiB)\n",
+                d.info.global_mem_bytes >> 21);
+        return 2;
+    }
+    if (flush_mib > 0) {
+        g_flush_words = (size_t)flush_mib << 18;
+        g_flush = dev_alloc(&d, g_flush_words * 4);
+        printf("flush: a %lld MiB memset on the stream before each timed call, outside its events "
+               "(DeepGEMM's benchmark zeroes 8 GB between calls); times are then single calls after "
+               "that pause, not back to back\n", flush_mib);
+    }
     if (parse_alts(bench_opt(argc, argv, "--alt", ""))) {
         fprintf(stderr, "--alt: at most 8 ';'-separated lists of store|split|tile|cluster|pipe=V\n");
         return 2;
@@ -775,6 +798,9 @@ int bench_gemm_main(int argc, char **argv) {
     bench_nvml_close(g_nvml);
     g_nvml = NULL;
     bench_probe_close(&g_probe);
+    if (g_flush) dev_free(&d, g_flush);
+    g_flush = 0;
+    g_flush_words = 0;
     dev_close(&d);
     return rc;
 }

@@ -84,6 +84,11 @@ static int cmp_double(const void *a, const void *b) {
 }
 
 double dev_time_ms(ptxq_dev *d, int (*fn)(void *), void *arg, int warmup, int reps) {
+    return dev_time_flushed_ms(d, fn, arg, warmup, reps, 0, 0);
+}
+
+double dev_time_flushed_ms(ptxq_dev *d, int (*fn)(void *), void *arg, int warmup, int reps,
+                           uint64_t flush, size_t flush_words) {
     CUevent e0, e1;
     const ptxq_cudrv *D = d->drv;
     if (D->cuEventCreate(&e0, CU_EVENT_DEFAULT) || D->cuEventCreate(&e1, CU_EVENT_DEFAULT)) return -1;
@@ -93,6 +98,10 @@ double dev_time_ms(ptxq_dev *d, int (*fn)(void *), void *arg, int warmup, int re
     double *t = malloc(sizeof *t * (size_t)(reps > 0 ? reps : 1));
     for (int i = 0; i < reps; ++i) {
         float ms = 0;
+        if (flush_words && D->cuMemsetD32Async((CUdeviceptr)flush, 0, flush_words, d->stream)) {
+            free(t);
+            return -1;
+        }
         D->cuEventRecord(e0, d->stream);
         if (fn(arg)) {
             free(t);

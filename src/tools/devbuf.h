@@ -32,6 +32,13 @@ void dev_sync(ptxq_dev *d);
  * median in milliseconds. fn returns nonzero to abort (reported, returns -1). */
 double dev_time_ms(ptxq_dev *d, int (*fn)(void *), void *arg, int warmup, int reps);
 
+/* dev_time_ms with `flush_words` 32-bit words of flush (device memory) zeroed on the stream before
+ * each timed call, outside its events: the GPU streams a large memset between two calls, as
+ * DeepGEMM's benchmark does (an 8 GB memset to flush L2, which also lets the power-capped clock
+ * recover). flush_words 0: dev_time_ms. */
+double dev_time_flushed_ms(ptxq_dev *d, int (*fn)(void *), void *arg, int warmup, int reps,
+                           uint64_t flush, size_t flush_words);
+
 /* xorshift64* generator: reproducible data for a seed. */
 typedef struct rng64 { uint64_t s; } rng64;
 uint64_t rng_next(rng64 *r);
