@@ -309,8 +309,10 @@ class G:
         self.direct = self.ab[0] == "bf16"
         self.ts = p.get("store") == "tma"
         # early: the plain FP8 consumer waits for K block kb+1's slot while chain kb runs
-        # (next_slot_early); BLOCK, MX and BF16 keep the wait after the chain
-        self.early = self.mode in ("tensor", "row") and self.ab[0] != "bf16" and not p.get("pipe")
+        # (next_slot_early); BLOCK with its scales by TMA too (the "_sm" kernels) since the
+        # descriptors are uniform; BLOCK's scale-warp kernels, MX and BF16 keep the wait after the chain
+        self.early = ((self.mode in ("tensor", "row") or (self.mode == "block" and p.get("scales") == "tma"))
+                      and self.ab[0] != "bf16" and not p.get("pipe"))
         self.sc = staged_scales(self.mode, self.pipe)
         # sm: the staged BLOCK scales come by TMA with the operands (no scale warp)
         self.sm = self.sc and p.get("scales") == "tma"
@@ -1042,8 +1044,10 @@ class G:
         """The early wait (tensor, row): while chain kb runs, step the ring and wait for K block
         kb+1's slot, then wait for the chain and free its slot. Measured with ncu on an H100 at
         8192^3 (locked clock, same call): per-tensor 1.199 M -> 1.175-1.181 M cycles, row 1.205-1.210 M
-        -> 1.195 M. BLOCK is left as it was: with its staged scales the same change took 1.144 M ->
-        1.192 M cycles (4096 x 7168 x 16384)."""
+        -> 1.195 M. BLOCK: with its staged scales the same change took 1.144 M -> 1.192 M cycles
+        (4096 x 7168 x 16384) while the descriptors needed R2UR in the loop; with uniform
+        descriptors (2026-11-26, H100, same call) the "_sm" kernels gain: c1 1.111-1.115 -> 1.090-1.099
+        M, c2 1.118-1.134 -> 1.095-1.099 M (at boost 1264 / 1272 -> 1277 / 1313 TFLOPS)."""
         k = self.k
         k.comment("while the chain runs: step the ring and wait for the next K block's slot, so that\n"
                   "between this chain's end and the next one's issue only the promotion remains\n"
