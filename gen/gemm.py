@@ -127,6 +127,13 @@ epilogue changed nothing measurable. The early wait (next_slot_early) took 1.5%.
 kernel (ncu source view) has the same loop: full-barrier wait, wait for the previous chain,
 promote 72 partials, issue 4 x m64n144k32; its block-scaled kernel orders the two warpgroups'
 issue with a named barrier.
+
+What the issue path between two chains must not hold (2026-11-26, read from DeepGEMM's SASS and
+measured, RESULTS.md): the wgmma descriptors come from uniform registers (the warpgroup index is
+taken from lane 0 so ptxas can prove it warp-uniform; computed in vector registers they needed 4
+R2UR per wgmma between a chain's issues), and BLOCK's scale loads for K block kb+1 are issued
+while chain kb runs. Per-tensor 8192^3 now takes 1.112-1.117 M cycles (cuBLASLt 1.118 M),
+block-scaled 4096x7168x16384 1.054 M (DeepGEMM's kernel 1.014 M).
 """
 
 from ptx import Kernel, header, struct_layout, load_arg
