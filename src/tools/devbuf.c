@@ -91,29 +91,37 @@ double dev_time_flushed_ms(ptxq_dev *d, int (*fn)(void *), void *arg, int warmup
                            uint64_t flush, size_t flush_words) {
     CUevent e0, e1;
     const ptxq_cudrv *D = d->drv;
-    if (D->cuEventCreate(&e0, CU_EVENT_DEFAULT) || D->cuEventCreate(&e1, CU_EVENT_DEFAULT)) return -1;
-    for (int i = 0; i < warmup; ++i)
-        if (fn(arg)) return -1;
-    dev_sync(d);
-    double *t = malloc(sizeof *t * (size_t)(reps > 0 ? reps : 1));
-    for (int i = 0; i < reps; ++i) {
+    if (reps < 1) reps = 1;
+    if (D->cuEventCreate(&e0, CU_EVENT_DEFAULT)) return -1;
+    if (D->cuEventCreate(&e1, CU_EVENT_DEFAULT)) {
+        D->cuEventDestroy(e0);
+        return -1;
+    }
+    double *t = malloc(sizeof *t * (size_t)reps);
+    double med = -1;
+    int bad = t == NULL;
+    for (int i = 0; i < warmup && !bad; ++i) bad = fn(arg) != 0;
+    if (!bad) dev_sync(d);
+    for (int i = 0; i < reps && !bad; ++i) {
         float ms = 0;
         if (flush_words && D->cuMemsetD32Async((CUdeviceptr)flush, 0, flush_words, d->stream)) {
-            free(t);
-            return -1;
+            bad = 1;
+            break;
         }
         D->cuEventRecord(e0, d->stream);
         if (fn(arg)) {
-            free(t);
-            return -1;
+            bad = 1;
+            break;
         }
         D->cuEventRecord(e1, d->stream);
         D->cuEventSynchronize(e1);
         D->cuEventElapsedTime(&ms, e0, e1);
         t[i] = ms;
     }
-    qsort(t, (size_t)reps, sizeof *t, cmp_double);
-    double med = t[reps / 2];
+    if (!bad) {
+        qsort(t, (size_t)reps, sizeof *t, cmp_double);
+        med = t[reps / 2];
+    }
     free(t);
     D->cuEventDestroy(e0);
     D->cuEventDestroy(e1);
