@@ -891,7 +891,9 @@ class G:
         cwg, w, lane, g, t4, rbase = (k.reg(".b32", n) for n in
                                       ("cwg", "warp", "lane", "g", "t4", "row_base"))
         k(f"shr.u32 {cwg}, %tid_x, 7")
-        k.comment("NOTE: warp-uniform for ptxas (see the role branch): the A descriptor depends on it")
+        k.comment("NOTE: warp-uniform for ptxas (see the role branch): the A descriptor depends on it.\n"
+                  "Taking %wg - 1 from the role branch instead moved ptxas's schedule in most GEMM\n"
+                  "cubins (not measured), so the consumer keeps its own copy")
         k(f"shfl.sync.idx.b32 {cwg}, {cwg}, 0, 31, 0xFFFFFFFF")
         k(f"sub.u32 {cwg}, {cwg}, 1")
         k(f"bfe.u32 {w}, %tid_x, 5, 2")

@@ -2,8 +2,9 @@
  * (and BF16 operands, and MXFP8's two paths) on ragged shapes against a float64 reference from the
  * same codes and scales (gemm_ref.h says what the tolerance is and why), D poisoned first and every
  * element checked, refused calls leave D untouched; the SASS of every gemm cubin has QGMMA (HGMMA
- * for BF16) and UTMALDG (six in BLOCK "_sm" kernels: the scale boxes too) and no local memory; the
- * MX dequantize kernel has 16-byte loads and stores. */
+ * for BF16) and UTMALDG (six in BLOCK "_sm" kernels: the scale boxes too), no local memory and
+ * no R2UR between the wgmmas of a chain (the descriptors come from uniform registers); the MX
+ * dequantize kernel has 16-byte loads and stores. */
 #include <stdarg.h>
 #include <stddef.h>
 #include <stdint.h>
@@ -913,6 +914,33 @@ static void test_refused_untouched(void **state) {
 
 /* ---- SASS of the gemm cubins ---------------------------------------------------------------- */
 
+/* R2UR instructions inside wgmma chains: from a chain's first QGMMA/HGMMA up to the one that
+ * closes it (gsb0). Before 5e0c353 every FP8 K loop had 4 R2UR per wgmma there (descriptors moved
+ * from vector registers), which kept a chain's wgmmas from issuing back to back. */
+static int r2ur_in_chains(const char *text) {
+    int n = 0, in_chain = 0;
+    for (const char *line = text; line && *line;) {
+        const char *nl = strchr(line, '\n');
+        size_t len = nl ? (size_t)(nl - line) : strlen(line);
+        char buf[256];
+        snprintf(buf, sizeof buf, "%.*s", (int)(len < sizeof buf - 1 ? len : sizeof buf - 1), line);
+        if (strstr(buf, "GMMA.")) in_chain = strstr(buf, "gsb0") == NULL;
+        else if (in_chain && strstr(buf, " R2UR ")) ++n;
+        line = nl ? nl + 1 : NULL;
+    }
+    return n;
+}
+
+static void test_r2ur_in_chains(void **state) {
+    (void)state;
+    const char *fixture =
+        "        /*0100*/                   QGMMA.64x192x32.F32.E4M3.E4M3 R24, gdesc[UR8], RZ, !UPT ;\n"
+        "        /*0110*/                   R2UR UR8, R198 ;\n"
+        "        /*0120*/                   QGMMA.64x192x32.F32.E4M3.E4M3 R24, gdesc[UR8], R24, gsb0 ;\n"
+        "        /*0130*/                   R2UR UR9, R199 ;\n";
+    assert_int_equal(r2ur_in_chains(fixture), 1); /* the one after gsb0 is outside a chain */
+}
+
 static void test_gemm_sass(void **state) {
     (void)state;
     if (sass_no_nvdisasm()) skip();
@@ -924,11 +952,16 @@ static void test_gemm_sass(void **state) {
         ++n;
         sass_hist h;
         char err[512] = "";
-        if (sass_hist_cubin(k.cubin, k.cubin_size, &h, err, sizeof err)) fail_msg("%s: %s", k.name, err);
+        char *text = sass_disassemble(k.cubin, k.cubin_size, err, sizeof err);
+        if (!text) fail_msg("%s: %s", k.name, err);
+        sass_histogram(text, &h);
+        int r2ur = r2ur_in_chains(text);
+        free(text);
         print_message("[  SASS    ] %s %s: %d regs, qgmma %d, hgmma %d, utmaldg %d, utmastg %d, ldl/stl "
-                      "%d/%d, ldg128 %d, stg128 %d\n", k.name, k.target, k.registers, h.qgmma, h.hgmma,
-                      h.tma_ld, h.tma_st, h.ldl, h.stl, h.ldg[SASS_W128], h.stg[SASS_W128]);
-        if (k.spill_stores || k.stack_frame || h.ldl || h.stl) ++bad;
+                      "%d/%d, ldg128 %d, stg128 %d, r2ur in chains %d\n", k.name, k.target, k.registers,
+                      h.qgmma, h.hgmma, h.tma_ld, h.tma_st, h.ldl, h.stl, h.ldg[SASS_W128],
+                      h.stg[SASS_W128], r2ur);
+        if (k.spill_stores || k.stack_frame || h.ldl || h.stl || r2ur) ++bad;
         if (!strcmp(k.name, "gemm_mx_dequant")) { /* streaming: 16-byte loads and stores only */
             if (h.ldg[SASS_W128] < 2 || h.stg[SASS_W128] < 4 || h.mma) ++bad;
             continue;
@@ -959,6 +992,7 @@ static int teardown(void **state) {
 int main(void) {
     const struct CMUnitTest tests[] = {
         cmocka_unit_test(test_validate),
+        cmocka_unit_test(test_r2ur_in_chains),
         cmocka_unit_test(test_gemm_sass),
         cmocka_unit_test(test_validate_mx),
         cmocka_unit_test(test_validate_bf16_mx_path),
