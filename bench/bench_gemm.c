@@ -13,9 +13,13 @@
  *                   [--alt "K=V[,K=V..][;...]"] (more variants timed in the same process and
  *                   shown in brackets; keys store, split (desc.split_k), tile, cluster, pipe
  *                   (PTXQ_GEMM_PIPE: off|p2|h2), mx (desc.mx_path: 1 promote, 2 dequantize),
+ *                   pdl (0: PTXQ_GEMM_NO_PDL, 1: programmatic dependent launch),
  *                   scales (PTXQ_GEMM_SCALES: warp = BLOCK scales by the scale warp, not TMA),
  *                   e.g. --alt "pipe=h2;split=1", --alt "mx=1;mx=2" or --alt "scales=warp")
  *                   [--group G] [--cluster 0|1|2] [--ctas C] [--reps R] [--no-cublas]
+ *                   [--pdl on|off] (on, the library's default: our GEMMs are launched with
+ *                   programmatic dependent launch, so back to back calls overlap each one's
+ *                   setup with the previous one's tail; cuBLASLt's are plain launches)
  *                   [--a e4m3|e5m2|bf16] [--b e4m3|e5m2|bf16] [--out bf16|f16|f32] [--sweep deepseek]
  *                   [--data uniform|normal] (operand codes: uniform (default) or N(0,1) scaled
  *                   to E4M3's range per block, as DeepGEMM's tests quantize torch.randn)
@@ -55,6 +59,7 @@
 
 static int g_ctas;  /* --ctas: persistent grid cap (desc.ctas) */
 static int g_split; /* --split-k: desc.split_k (0: the runtime's pick, with a workspace) */
+static unsigned g_flags; /* --pdl off: PTXQ_GEMM_NO_PDL */
 static int g_store[4], g_nstore = 1; /* --store: desc.store values, the first for the main row */
 static int g_rounds = 1; /* --rounds: ours and cuBLASLt timed alternately this many times */
 static uint64_t g_flush;      /* --flush: device memory zeroed before each timed call */
@@ -109,7 +114,7 @@ static double time_clocked(ptxq_dev *d, int (*fn)(void *), void *arg, int warmup
 /* --alt: variants of the row's call; a field at ALT_UNSET keeps the row's value */
 #define ALT_UNSET (-99)
 typedef struct alt_cfg {
-    int store, split, tile, cluster, mx;
+    int store, split, tile, cluster, mx, pdl;
     char pipe[8];   /* "" keeps PTXQ_GEMM_PIPE as it is */
     char scales[8]; /* "warp": PTXQ_GEMM_SCALES=warp (BLOCK scales by the scale warp, not TMA) */
 } alt_cfg;
@@ -123,7 +128,7 @@ static int parse_alts(const char *spec) {
     for (char *item = strtok_r(buf, ";", &save); item; item = strtok_r(NULL, ";", &save)) {
         if (g_nalt == 8) return -1;
         alt_cfg *a = &g_alt[g_nalt++];
-        *a = (alt_cfg){ALT_UNSET, ALT_UNSET, ALT_UNSET, ALT_UNSET, ALT_UNSET, "", ""};
+        *a = (alt_cfg){ALT_UNSET, ALT_UNSET, ALT_UNSET, ALT_UNSET, ALT_UNSET, ALT_UNSET, "", ""};
         char *s2 = NULL;
         for (char *kv = strtok_r(item, ",", &s2); kv; kv = strtok_r(NULL, ",", &s2)) {
             char *eq = strchr(kv, '=');
@@ -135,6 +140,7 @@ static int parse_alts(const char *spec) {
             else if (!strcmp(kv, "tile")) a->tile = atoi(v);
             else if (!strcmp(kv, "cluster")) a->cluster = atoi(v);
             else if (!strcmp(kv, "mx")) a->mx = atoi(v);
+            else if (!strcmp(kv, "pdl")) a->pdl = atoi(v);
             else if (!strcmp(kv, "pipe")) snprintf(a->pipe, sizeof a->pipe, "%s", v);
             else if (!strcmp(kv, "scales")) snprintf(a->scales, sizeof a->scales, "%s", v);
             else return -1;
@@ -149,6 +155,7 @@ static void plan_label(const ptxq_gemm_plan *p, char *out, size_t n) {
     if (p->dequant && n > 3) { /* MX through BF16 copies */
         ptxq_gemm_plan q = *p;
         q.dequant = 0;
+        q.pdl = 1; /* said once, below */
         memcpy(out, "dq+", 3);
         plan_label(&q, out + 3, n - 3);
     } else if (p->splits > 1 && p->units > p->split_tiles * (unsigned)p->splits)
@@ -157,6 +164,8 @@ static void plan_label(const ptxq_gemm_plan *p, char *out, size_t n) {
         snprintf(out, n, "%s sk%d", p->kernel, p->splits);
     else
         snprintf(out, n, "%s", p->kernel);
+    size_t used = strlen(out);
+    if (!p->pdl && used < n) snprintf(out + used, n - used, " nopdl");
 }
 
 /* apply alternative a to desc, and its pipe and scales overrides to the environment
@@ -167,6 +176,7 @@ static void alt_apply(const alt_cfg *a, ptxq_gemm_desc *desc) {
     if (a->tile != ALT_UNSET) desc->tile_n = a->tile;
     if (a->cluster != ALT_UNSET) desc->cluster = a->cluster;
     if (a->mx != ALT_UNSET) desc->mx_path = (ptxq_gemm_mx_path)a->mx;
+    if (a->pdl != ALT_UNSET) desc->flags = a->pdl ? 0u : PTXQ_GEMM_NO_PDL;
     if (a->pipe[0]) setenv("PTXQ_GEMM_PIPE", a->pipe, 1);
     if (a->scales[0]) setenv("PTXQ_GEMM_SCALES", a->scales, 1);
 }
@@ -508,6 +518,7 @@ static int bench_one(ptxq_dev *d, cublaslt *L, int have_lt, int64_t M, int64_t N
     c.desc.a_scale = &c.sa;
     c.desc.b_scale = &c.sb;
     c.desc.split_k = g_split;
+    c.desc.flags = g_flags;
     c.desc.store = g_store[0];
     /* one workspace, as large as the row's call or any --alt variant needs */
     const alt_env env0 = alt_env_save();
@@ -684,6 +695,14 @@ int bench_gemm_main(int argc, char **argv) {
     int cluster = (int)bench_opt_int(argc, argv, "--cluster", 0);
     g_ctas = (int)bench_opt_int(argc, argv, "--ctas", 0);
     g_split = (int)bench_opt_int(argc, argv, "--split-k", 0);
+    {
+        const char *pdl = bench_opt(argc, argv, "--pdl", "on");
+        if (strcmp(pdl, "on") && strcmp(pdl, "off")) {
+            fprintf(stderr, "--pdl: on (the library's default: programmatic dependent launch) or off\n");
+            return 2;
+        }
+        g_flags = strcmp(pdl, "off") ? 0u : PTXQ_GEMM_NO_PDL;
+    }
     g_rounds = (int)bench_opt_int(argc, argv, "--rounds", 1);
     const char *data = bench_opt(argc, argv, "--data", "uniform");
     if (strcmp(data, "uniform") && strcmp(data, "normal")) {
@@ -705,7 +724,7 @@ int bench_gemm_main(int argc, char **argv) {
                "that pause, not back to back\n", flush_mib);
     }
     if (parse_alts(bench_opt(argc, argv, "--alt", ""))) {
-        fprintf(stderr, "--alt: at most 8 ';'-separated lists of store|split|tile|cluster|pipe=V\n");
+        fprintf(stderr, "--alt: at most 8 ';'-separated lists of store|split|tile|cluster|mx|pdl|pipe|scales=V\n");
         return 2;
     }
     {

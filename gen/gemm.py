@@ -65,6 +65,12 @@ CTA = 3 warpgroups (384 threads), warp-specialised, persistent over output tiles
            session): H200 10-14% faster on three ((64, 2112, 7168) 0.023 -> 0.020 ms), 2-4% on
            (64, 7168, 16384); H100 7% and 12-19% on (64, 4096, 7168) and (64, 7168, 2048); the
            K loop's SASS of every kernel is as before.
+Launch: after the barrier setup every thread waits for the preceding kernel (griddepcontrol.wait,
+a no-op without a programmatic launch) before any global access, then signals its dependents;
+src/gemm.c launches with PDL unless PTXQ_GEMM_NO_PDL. Measured on an H100 (2026-11-26, same
+process, bench gemm --alt pdl=0): back-to-back GEMMs within +-3% either way on the 18 DeepSeek-V3
+shapes and 8192^3: our CTA holds all of an SM's registers, so the next GEMM's CTAs get an SM only
+as ours exit; what it buys is a GEMV (or any PDL kernel) behind a GEMM starting as the GEMM drains.
 Tiles are visited in grouped order: `group` M-tiles share an N sweep, so a wave of CTAs reuses
 the same A rows and B rows from L2. Work units: tiles, or (split-K) K ranges of tiles; with a
 tail split (args.full > 0) the first `full` units are whole tiles and only the last wave's tiles
@@ -128,6 +134,15 @@ kernel (ncu source view) has the same loop: full-barrier wait, wait for the prev
 promote 72 partials, issue 4 x m64n144k32; its block-scaled kernel orders the two warpgroups'
 issue with a named barrier.
 
+Where a tile's cycles go beyond its MMAs (H100, per-tensor n192_ts_c2, ncu at locked clock, fitted
+over K = 512 / 2048 / 8192 and 11 / 21 / 42 tiles per SM, 2026-11-26): ~14 k cycles per kernel,
+~2.2 k per tile, ~13 per 128-K block above its 768. Of the 2.2 k the epilogue is ~1.1 k (a
+timing-only kernel without it: 1.14 k; 8192^3 1.117 -> 1.081 M), and not through D's traffic (its
+TMA stores alone switched off: 1.117 M) nor the BF16 conversion (no change without it); the
+per-tensor FMUL ~0.4 k. Hiding it measured nothing or worse: the next unit's first chain issued
+before the epilogue 1.116-1.120 M at 8192^3 and +1.6% at K = 2048; the two warpgroups' epilogues
+aligned by a named barrier +0.8% / +4.5% (with that first chain 0% / +4%); the scale folded into
+the promotion (FFMA, no FMUL in the epilogue) +6%. Each was correct (test_gemm) and none is built.
 What the issue path between two chains must not hold (2026-11-26, read from DeepGEMM's SASS and
 measured, RESULTS.md): the wgmma descriptors come from uniform registers (the warpgroup index is
 taken from lane 0 so ptxas can prove it warp-uniform; computed in vector registers they needed 4
@@ -1883,6 +1898,14 @@ class G:
             k(f"@{lead} prefetch.tensormap [%tmap_sb_g]")
         ring.init_barriers(lead, 8 * self.cl, 33 if self.sc and not self.sm else 1)
         sm90.mbar_init_fence(k, lead)
+        k.comment("PDL (a no-op without a programmatic launch): the setup above overlaps the preceding\n"
+                  "kernel's tail; every thread waits for that kernel's completion before any global\n"
+                  "access (A, B, scales, C, bias, the workspace, D), then lets the next kernel launch\n"
+                  "NOTE: signalled only after our own wait, as every kernel of the library does, so a\n"
+                  "kernel launched behind ours starts after everything before us has completed. Our\n"
+                  "CTAs hold all of an SM's registers: the next kernel's CTAs take SMs as ours exit")
+        k("griddepcontrol.wait")
+        k("griddepcontrol.launch_dependents")
         if self.cl == 1:
             k("bar.sync 0")
         else:

@@ -464,7 +464,14 @@ ptxq_status ptxq_gemv(ptxq_context *ctx, const ptxq_gemv_desc *desc, const ptxq_
  * ptxq_gemm_plan_for gives the figure for ctx's device, and a runtime-picked split that needs
  * more than desc.workspace_bytes is dropped); without one, or with split_k = 1, there is no
  * split. The runtime zeroes the workspace's counters with a memset on the stream before each
- * launch; one workspace must not serve two launches that may run concurrently. */
+ * launch; one workspace must not serve two launches that may run concurrently.
+ * Launch (desc.flags): by default the GEMM kernel is launched with programmatic dependent launch
+ * (PDL), as the GEMVs are: its CTAs may start (barriers, tensor-map prefetch) while the preceding
+ * kernel in the stream drains, and every thread waits for that kernel's completion
+ * (griddepcontrol.wait) before it touches global memory, so the default is safe after any kernel.
+ * It then lets a following PDL-launched kernel start early (which must wait in turn, as the
+ * library's kernels do). PTXQ_GEMM_NO_PDL launches plainly; a driver without cuLaunchKernelEx
+ * does too. The MX path's decode launches and the split-K memset are plain either way. */
 typedef enum ptxq_gemm_scaling {
     PTXQ_GEMM_SCALE_TENSOR = 1,
     PTXQ_GEMM_SCALE_ROW = 2,
@@ -520,7 +527,10 @@ typedef struct ptxq_gemm_desc {
                                    too), E4M3 x E4M3 or BF16 x BF16;
                                    elsewhere as 0; -1 = stores straight from registers */
     ptxq_gemm_mx_path mx_path;  /* MX scaling only: see ptxq_gemm_mx_path */
+    unsigned flags;             /* PTXQ_GEMM_NO_PDL, 0 = programmatic dependent launch */
 } ptxq_gemm_desc;
+
+#define PTXQ_GEMM_NO_PDL 1u     /* plain launch of the GEMM kernel, no programmatic dependent launch */
 
 /* Every check ptxq_gemm makes, without a device: PTXQ_OK if the call would be accepted. */
 ptxq_status ptxq_gemm_validate(const ptxq_gemm_desc *desc, const ptxq_tensor *a,
@@ -542,6 +552,7 @@ typedef struct ptxq_gemm_plan {
                                 the last wave's (tail split), or 0 */
     int dequant;             /* MX: 1 = A and B are decoded to BF16 in the workspace first (two
                                 gemm_mx_dequant launches), and `kernel` is the BF16 GEMM */
+    int pdl;                 /* the GEMM kernel is launched with programmatic dependent launch */
 } ptxq_gemm_plan;
 ptxq_status ptxq_gemm_plan_for(ptxq_context *ctx, const ptxq_gemm_desc *desc, const ptxq_tensor *a,
                                const ptxq_tensor *b, const ptxq_tensor *d, ptxq_gemm_plan *plan);

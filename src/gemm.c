@@ -5,7 +5,9 @@
  * Kernels (gen/gemm.py): gemm_<a>_<b>_<scaling>_n<tile_n>[pipe][_ts][_sm][_c2], parameters
  * (CUtensorMap A, CUtensorMap B[, CUtensorMap D][, CUtensorMap A scales, B scales], ptxq_gemm_args);
  * "_sm": BLOCK scales by TMA (scale_map), where their layout allows. Everything is checked, the kernels loaded and
- * the tensor maps encoded before the first launch is enqueued, so a call that fails writes nothing. */
+ * the tensor maps encoded before the first launch is enqueued, so a call that fails writes nothing.
+ * The GEMM kernel is launched with programmatic dependent launch unless desc.flags has
+ * PTXQ_GEMM_NO_PDL (it waits for its predecessor before any global access: gen/gemm.py). */
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -755,6 +757,9 @@ static int plan_call(const ptxq_gemm_desc *desc, const ptxq_tensor *a, const ptx
     if (desc->mx_path < PTXQ_GEMM_MX_AUTO || desc->mx_path > PTXQ_GEMM_MX_DEQUANTIZE)
         return ptxq_fail(PTXQ_ERR_INVALID_ARGUMENT, "gemm: mx_path %d; 0 (auto), 1 (promote) or "
                          "2 (dequantize)", (int)desc->mx_path);
+    if (desc->flags & ~PTXQ_GEMM_NO_PDL)
+        return ptxq_fail(PTXQ_ERR_INVALID_ARGUMENT, "gemm: unknown flags 0x%x (PTXQ_GEMM_NO_PDL)",
+                         desc->flags);
     /* MX: an empty call (K = 0: D = beta C + bias; nothing to enqueue) has nothing to decode */
     int empty = p->M == 0 || p->N == 0 || p->L == 0 || p->K == 0;
     if (desc->scaling == PTXQ_GEMM_SCALE_MX && desc->mx_path != PTXQ_GEMM_MX_PROMOTE && !empty) {
@@ -841,6 +846,7 @@ ptxq_status ptxq_gemm_plan_for(ptxq_context *ctx, const ptxq_gemm_desc *desc, co
     plan->workspace_bytes = (x.on ? x.bytes : 0) + p.ws_bytes;
     plan->dequant = x.on;
     plan->split_tiles = p.args.splits > 1 ? (unsigned)(p.tiles - p.args.full) : 0;
+    plan->pdl = !(desc->flags & PTXQ_GEMM_NO_PDL) && ptxq_cudrv_launch_ex() != NULL;
     return ptxq_ok();
 }
 
@@ -915,9 +921,11 @@ ptxq_status ptxq_gemm(ptxq_context *ctx, const ptxq_gemm_desc *desc, const ptxq_
     void *params3[] = {&ma, &mb, &p.args}, *params4[] = {&ma, &mb, &md, &p.args};
     void *params5[] = {&ma, &mb, &msc[0], &msc[1], &p.args};
     void *params6[] = {&ma, &mb, &md, &msc[0], &msc[1], &p.args};
-    /* the kernel's own shared-memory size (gen/gemm.py geometry, recorded in the registry) */
-    if ((st = ptxq_launch(ctx, k, grid, PTXQ_GEMM_THREADS, k->entry->dynamic_smem, stream,
-                          p.sm ? (p.store ? params6 : params5) : p.store ? params4 : params3)))
+    /* the kernel's own shared-memory size (gen/gemm.py geometry, recorded in the registry); PDL
+     * unless NO_PDL (the kernel waits for its predecessor before any global access) */
+    unsigned lf = desc->flags & PTXQ_GEMM_NO_PDL ? 0u : PTXQ_LAUNCH_PDL;
+    if ((st = ptxq_launch_ex(ctx, k, grid, PTXQ_GEMM_THREADS, k->entry->dynamic_smem, stream,
+                             p.sm ? (p.store ? params6 : params5) : p.store ? params4 : params3, lf)))
         return st;
     return ptxq_ok();
 }

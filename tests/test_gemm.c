@@ -1,8 +1,9 @@
 /* test_gemm.c -- FP8 and BF16 GEMM: argument checks without a device; on a GPU, every scaling mode
  * (and BF16 operands, and MXFP8's two paths) on ragged shapes against a float64 reference from the
  * same codes and scales (gemm_ref.h says what the tolerance is and why), D poisoned first and every
- * element checked, refused calls leave D untouched; the SASS of every gemm cubin has QGMMA (HGMMA
- * for BF16) and UTMALDG (six in BLOCK "_sm" kernels: the scale boxes too), no local memory and
+ * element checked, refused calls leave D untouched, a GEMM launched with programmatic dependent
+ * launch right behind the GEMM that writes its input reads the finished input; the SASS of every
+ * gemm cubin has QGMMA (HGMMA for BF16), the PDL wait and signal, and UTMALDG (six in BLOCK "_sm" kernels: the scale boxes too), no local memory and
  * no R2UR between the wgmmas of a chain (the descriptors come from uniform registers); the MX
  * dequantize kernel has 16-byte loads and stores. */
 #include <stdarg.h>
@@ -127,6 +128,11 @@ static void test_validate(void **state) {
     vcase_make(&v, PTXQ_GEMM_SCALE_TENSOR, 64, 64, 128);
     v.d.stride[1] = 2;
     assert_int_equal(vrun(&v), PTXQ_ERR_STRIDE);
+    vcase_make(&v, PTXQ_GEMM_SCALE_TENSOR, 64, 64, 128);
+    v.desc.flags = PTXQ_GEMM_NO_PDL;
+    assert_int_equal(vrun(&v), PTXQ_OK);
+    v.desc.flags = 2;
+    assert_int_equal(vrun(&v), PTXQ_ERR_INVALID_ARGUMENT); /* unknown flag */
     vcase_make(&v, PTXQ_GEMM_SCALE_ROW, 64, 64, 128);
     v.sa.shape[0] = 63;
     assert_int_equal(vrun(&v), PTXQ_ERR_SCALE_SHAPE);
@@ -912,6 +918,155 @@ static void test_refused_untouched(void **state) {
     assert_int_equal(touched, 0);
 }
 
+/* ---- launch order: programmatic dependent launch ------------------------------------------ */
+
+/* Random FP8 E4M3 codes of magnitude 2^-3..2^3 (no NaN) or BF16 values in [-1, 1), uploaded. */
+static void upload_random(ptxq_dev *D, rng64 *r, uint64_t dst, int64_t n, int bf16) {
+    uint16_t *h = malloc((size_t)n * 2);
+    assert_non_null(h);
+    unsigned char *h8 = (unsigned char *)h;
+    for (int64_t i = 0; i < n; ++i) {
+        if (bf16) {
+            float f = (float)(2.0 * rng_uniform(r) - 1.0);
+            uint32_t u;
+            memcpy(&u, &f, 4);
+            h[i] = (uint16_t)(u >> 16);
+        } else {
+            unsigned b = (unsigned)rng_next(r);
+            h8[i] = (unsigned char)((b & 0x80) | (0x20 + (b >> 8) % 0x30)); /* exponent 4..9 */
+        }
+    }
+    dev_upload(D, dst, h, (size_t)n * (bf16 ? 2 : 1));
+    free(h);
+}
+
+/* Programmatic dependent launch: GEMM 2 reads GEMM 1's output D1 (BF16, TMA-store epilogue) right
+ * behind it in the stream, GEMM 1 alternating between two A inputs, so a GEMM 2 that read D1
+ * before GEMM 1 was done would see the previous D1 (or the NaN poison), and GEMM 1 of the next
+ * round overwrites D1 while GEMM 2 may still read it. GEMM 2 reads D1 in its consumers (per-tensor
+ * FP8 with C = D1, beta 1: the general epilogue; and that with split-K 4, a workspace and its
+ * counter memset between the two launches) or in its producer (BF16 x BF16 with A = D1, by TMA).
+ * Launched without PDL back to back, with PDL back to back, and with PDL captured in a CUDA graph,
+ * D2 of every round must equal, bit for bit, the same calls made without PDL with a stream
+ * synchronization after each. */
+static void test_pdl_chain(void **state) {
+    (void)state;
+    if (gputest_no_gpu(&g_gpu)) skip();
+    ptxq_dev *D = &g_gpu.dev;
+    enum { IT = 4 };
+    const int64_t M = 1024, N = 1024, K1 = 8192, K2 = 2048, N3 = 512;
+    rng64 rg = {g_gpu.seed++ * 2 + 1};
+    uint64_t a1[2], b1 = dev_alloc(D, (size_t)(N * K1)), s1 = dev_alloc(D, 4);
+    for (int j = 0; j < 2; ++j) {
+        a1[j] = dev_alloc(D, (size_t)(M * K1));
+        upload_random(D, &rg, a1[j], M * K1, 0);
+    }
+    upload_random(D, &rg, b1, N * K1, 0);
+    float one = 0.125f;
+    dev_upload(D, s1, &one, 4);
+    uint64_t d1 = dev_alloc(D, (size_t)(M * N) * 2);
+    uint64_t a2 = dev_alloc(D, (size_t)(M * K2)), b2 = dev_alloc(D, (size_t)(N * K2));
+    uint64_t b3 = dev_alloc(D, (size_t)(N3 * N) * 2);
+    upload_random(D, &rg, a2, M * K2, 0);
+    upload_random(D, &rg, b2, N * K2, 0);
+    upload_random(D, &rg, b3, N3 * N, 1);
+    size_t d2n = (size_t)(IT * M * N);
+    uint64_t d2 = dev_alloc(D, d2n * 2);
+    uint16_t *ref = malloc(d2n * 2), *got = malloc(d2n * 2);
+    assert_non_null(ref);
+    assert_non_null(got);
+    ptxq_tensor S1 = ptxq_tensor_make(PTXQ_F32, 1, (int64_t[]){1}, s1);
+    ptxq_tensor A1[2], B1 = ptxq_tensor_make(PTXQ_E4M3, 2, (int64_t[]){N, K1}, b1);
+    for (int j = 0; j < 2; ++j) A1[j] = ptxq_tensor_make(PTXQ_E4M3, 2, (int64_t[]){M, K1}, a1[j]);
+    ptxq_tensor D1 = ptxq_tensor_make(PTXQ_BF16, 2, (int64_t[]){M, N}, d1);
+    ptxq_tensor A2 = ptxq_tensor_make(PTXQ_E4M3, 2, (int64_t[]){M, K2}, a2);
+    ptxq_tensor B2 = ptxq_tensor_make(PTXQ_E4M3, 2, (int64_t[]){N, K2}, b2);
+    ptxq_tensor B3 = ptxq_tensor_make(PTXQ_BF16, 2, (int64_t[]){N3, N}, b3);
+    ptxq_gemm_desc g1 = {.scaling = PTXQ_GEMM_SCALE_TENSOR, .a_scale = &S1, .b_scale = &S1};
+    ptxq_gemm_desc g2 = g1, g3 = {.scaling = PTXQ_GEMM_SCALE_TENSOR};
+    g2.c = &D1;
+    g2.beta = 1.0f;
+    ptxq_gemm_desc g4 = g2; /* split-K 4 */
+    g4.split_k = 4;
+    size_t wsb = 0;
+    assert_int_equal(ptxq_gemm_workspace_size(&g4, &A2, &B2, &D1, &wsb), PTXQ_OK);
+    assert_true(wsb > 0);
+    g4.workspace = dev_alloc(D, wsb);
+    g4.workspace_bytes = wsb;
+    ptxq_gemm_plan pl;
+    assert_int_equal(ptxq_gemm_plan_for(D->ctx, &g1, &A1[0], &B1, &D1, &pl), PTXQ_OK);
+    assert_int_equal(pl.store, 1); /* D1 by TMA stores */
+    int fails = 0;
+    for (int c = 0; c < 3; ++c) { /* GEMM 2: C = D1; C = D1 with split-K; A = D1 (BF16) */
+        const ptxq_gemm_desc *gd = c == 0 ? &g2 : c == 1 ? &g4 : &g3;
+        int64_t n2 = c == 2 ? N3 : N;
+        for (int m = -1; m < 3; ++m) { /* -1: the reference; 0 no PDL, 1 PDL, 2 PDL in a graph */
+            ptxq_gemm_desc e1 = g1, e2 = *gd;
+            e1.flags = e2.flags = m <= 0 ? PTXQ_GEMM_NO_PDL : 0u;
+            dev_fill(D, d1, 0xFF, (size_t)(M * N) * 2); /* NaN */
+            dev_fill(D, d2, 0xFF, d2n * 2);
+            dev_sync(D);
+            int bad = m == 2 && gputest_graph_begin(D, "pdl chain");
+            for (int it = 0; it < IT && !bad; ++it) {
+                ptxq_tensor D2 = ptxq_tensor_make(PTXQ_BF16, 2, (int64_t[]){M, n2},
+                                                  d2 + (uint64_t)(it * M * N * 2));
+                int st1 = ptxq_gemm(D->ctx, &e1, &A1[it & 1], &B1, &D1, D->stream);
+                int st2 = c == 2 ? ptxq_gemm(D->ctx, &e2, &D1, &B3, &D2, D->stream)
+                                 : ptxq_gemm(D->ctx, &e2, &A2, &B2, &D2, D->stream);
+                if (st1 || st2) {
+                    print_error("pdl chain case %d mode %d: %s\n", c, m, ptxq_last_error());
+                    bad = 1;
+                }
+                if (m < 0) dev_sync(D);
+            }
+            if (m == 2 && !gputest_graph_end_launch(D, !bad) && !bad) {
+                print_error("pdl chain case %d: the graph of PDL launches failed\n", c);
+                bad = 1;
+            }
+            dev_sync(D);
+            if (bad) {
+                ++fails;
+                continue;
+            }
+            dev_download(D, m < 0 ? ref : got, d2, d2n * 2);
+            size_t used = (size_t)(IT * M * N);
+            if (m < 0) {
+                int64_t nan = 0;
+                for (int it = 0; it < IT; ++it)
+                    for (int64_t i = 0; i < M * n2; ++i) {
+                        uint16_t v = ref[it * M * N + i];
+                        nan += (v & 0x7F80) == 0x7F80 && (v & 0x7F);
+                    }
+                if (nan) {
+                    print_error("pdl chain case %d: %lld NaN in the reference\n", c, (long long)nan);
+                    ++fails;
+                }
+                continue;
+            }
+            for (size_t i = 0; i < used; ++i)
+                if (ref[i] != got[i]) {
+                    print_error("pdl chain case %d mode %d: D2[%zu] 0x%04x, reference 0x%04x\n", c,
+                                m, i, got[i], ref[i]);
+                    ++fails;
+                    break;
+                }
+        }
+    }
+    printf("[ INFO     ] pdl chain: 3 cases x 3 launch modes of %d GEMM pairs, %d failed\n", IT, fails);
+    free(ref);
+    free(got);
+    for (int j = 0; j < 2; ++j) dev_free(D, a1[j]);
+    dev_free(D, b1);
+    dev_free(D, s1);
+    dev_free(D, d1);
+    dev_free(D, a2);
+    dev_free(D, b2);
+    dev_free(D, b3);
+    dev_free(D, d2);
+    dev_free(D, g4.workspace);
+    assert_int_equal(fails, 0);
+}
+
 /* ---- SASS of the gemm cubins ---------------------------------------------------------------- */
 
 /* R2UR instructions inside wgmma chains: from a chain's first QGMMA/HGMMA up to the one that
@@ -962,6 +1117,11 @@ static void test_gemm_sass(void **state) {
                       h.qgmma, h.hgmma, h.tma_ld, h.tma_st, h.ldl, h.stl, h.ldg[SASS_W128],
                       h.stg[SASS_W128], r2ur);
         if (k.spill_stores || k.stack_frame || h.ldl || h.stl || r2ur) ++bad;
+        if (strcmp(k.name, "gemm_mx_dequant") && (h.acqbulk < 1 || h.preexit < 1)) {
+            print_error("%s %s: PDL wait/signal %d/%d (want >= 1/1)\n", k.name, k.target, h.acqbulk,
+                        h.preexit);
+            ++bad;
+        }
         if (!strcmp(k.name, "gemm_mx_dequant")) { /* streaming: 16-byte loads and stores only */
             if (h.ldg[SASS_W128] < 2 || h.stg[SASS_W128] < 4 || h.mma) ++bad;
             continue;
@@ -996,6 +1156,7 @@ int main(void) {
         cmocka_unit_test(test_gemm_sass),
         cmocka_unit_test(test_validate_mx),
         cmocka_unit_test(test_validate_bf16_mx_path),
+        cmocka_unit_test(test_pdl_chain),
         cmocka_unit_test(test_bf16_auto),
         cmocka_unit_test(test_bf16_n128_c2_ragged),
         cmocka_unit_test(test_bf16_n160_c2),

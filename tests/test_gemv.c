@@ -595,27 +595,6 @@ static void test_bad_inputs_untouched(void **state) {
     dev_free(&g_test.dev, dy);
 }
 
-/* Begins a capture on D's stream; 0 on success, else prints "<what>: ..." and returns 1. */
-static int graph_begin(ptxq_dev *D, const char *what) {
-    if (D->drv->cuStreamBeginCapture(D->stream, CU_STREAM_CAPTURE_MODE_THREAD_LOCAL) == CUDA_SUCCESS)
-        return 0;
-    print_error("%s: cuStreamBeginCapture failed\n", what);
-    return 1;
-}
-
-/* Ends the capture on D's stream; if launch, instantiates the graph and launches it once.
- * Returns 1 if everything asked for succeeded. */
-static int graph_end_launch(ptxq_dev *D, int launch) {
-    CUgraph g = NULL;
-    CUgraphExec ge = NULL;
-    int ok = D->drv->cuStreamEndCapture(D->stream, &g) == CUDA_SUCCESS && launch &&
-             D->drv->cuGraphInstantiateWithFlags(&ge, g, 0) == CUDA_SUCCESS &&
-             D->drv->cuGraphLaunch(ge, D->stream) == CUDA_SUCCESS;
-    if (ge) D->drv->cuGraphExecDestroy(ge);
-    if (g) D->drv->cuGraphDestroy(g);
-    return ok;
-}
-
 /* GEMV 1 of the launch-order tests: NVFP4 A [N, K1] with UE4M3 scales in 0.5..1, and two NVFP4
  * x [K1] (with scales) to alternate between, random, uploaded; h: a host buffer of >= N * K1 / 2
  * bytes. */
@@ -715,7 +694,7 @@ static void test_pdl_chain(void **state) {
                 d2.prefetch_trips = m < 0 ? -1 : m >= 9 ? 0 : pfs[m % 3];
                 dev_fill(D, y1, 0xFF, (size_t)N * 2); /* NaN */
                 dev_fill(D, y2, 0xFF, (size_t)(IT * M2 * 4));
-                int bad_call = m == 9 && graph_begin(D, "pdl chain");
+                int bad_call = m == 9 && gputest_graph_begin(D, "pdl chain");
                 for (int it = 0; it < IT && !bad_call; ++it) {
                     ptxq_tensor Y2i = Y2;
                     Y2i.rank = 1;
@@ -732,7 +711,7 @@ static void test_pdl_chain(void **state) {
                     if (m < 0) dev_sync(D);
                 }
                 if (m == 9) {
-                    int ok = graph_end_launch(D, !bad_call);
+                    int ok = gputest_graph_end_launch(D, !bad_call);
                     if (!ok && !bad_call) {
                         print_error("pdl chain: the graph of PDL launches failed\n");
                         bad_call = 1;
@@ -848,7 +827,7 @@ static void test_graph_a_written(void **state) {
             }
             dev_fill(D, y1, 0xFF, (size_t)N * 2);
             dev_fill(D, y2, 0xFF, (size_t)(IT * M2 * 4));
-            if (m == 1 && graph_begin(D, "graph A written")) {
+            if (m == 1 && gputest_graph_begin(D, "graph A written")) {
                 ++xfails;
                 break;
             }
@@ -865,7 +844,7 @@ static void test_graph_a_written(void **state) {
                 }
                 if (!m) dev_sync(D);
             }
-            if (m == 1) bad_call |= !graph_end_launch(D, !bad_call);
+            if (m == 1) bad_call |= !gputest_graph_end_launch(D, !bad_call);
             got[m] = malloc(sizeof(float) * (size_t)(IT * M2));
             dev_download(D, got[m], y2, sizeof(float) * (size_t)(IT * M2));
             xfails += bad_call;
@@ -965,7 +944,7 @@ static void test_independent_chain(void **state) {
             }
             dev_fill(D, y1, 0xFF, (size_t)N * 2);
             dev_fill(D, out, 0xFF, sizeof(float) * (size_t)(IT * NC * M2));
-            if (m == 2 && graph_begin(D, "independent chain")) {
+            if (m == 2 && gputest_graph_begin(D, "independent chain")) {
                 ++xfails;
                 break;
             }
@@ -984,7 +963,7 @@ static void test_independent_chain(void **state) {
                 }
             }
             if (bad_call) print_error("independent chain: %s\n", ptxq_last_error());
-            if (m == 2) bad_call |= !graph_end_launch(D, !bad_call);
+            if (m == 2) bad_call |= !gputest_graph_end_launch(D, !bad_call);
             dev_sync(D);
             got[m] = malloc(sizeof(float) * (size_t)(IT * NC * M2));
             dev_download(D, got[m], out, sizeof(float) * (size_t)(IT * NC * M2));

@@ -30,3 +30,21 @@ int gputest_no_gpu(const gputest *g) {
     if (!g->have_gpu) printf("[ SKIP     ] no GPU: %s\n", g->why);
     return !g->have_gpu;
 }
+
+int gputest_graph_begin(ptxq_dev *d, const char *what) {
+    if (d->drv->cuStreamBeginCapture(d->stream, CU_STREAM_CAPTURE_MODE_THREAD_LOCAL) == CUDA_SUCCESS)
+        return 0;
+    printf("[  ERROR   ] %s: cuStreamBeginCapture failed\n", what);
+    return 1;
+}
+
+int gputest_graph_end_launch(ptxq_dev *d, int launch) {
+    CUgraph g = NULL;
+    CUgraphExec ge = NULL;
+    int ok = d->drv->cuStreamEndCapture(d->stream, &g) == CUDA_SUCCESS && launch &&
+             d->drv->cuGraphInstantiateWithFlags(&ge, g, 0) == CUDA_SUCCESS &&
+             d->drv->cuGraphLaunch(ge, d->stream) == CUDA_SUCCESS;
+    if (ge) d->drv->cuGraphExecDestroy(ge);
+    if (g) d->drv->cuGraphDestroy(g);
+    return ok;
+}

@@ -19,5 +19,11 @@ int gputest_open(gputest *g);
 void gputest_close(gputest *g);
 /* 1 (after printing the reason) when there is no GPU: the caller then calls cmocka's skip(). */
 int gputest_no_gpu(const gputest *g);
+/* Begins a capture on d's stream (thread-local mode): 0 on success, else prints "<what>: ..."
+ * and returns 1. */
+int gputest_graph_begin(ptxq_dev *d, const char *what);
+/* Ends the capture on d's stream; if launch, instantiates the graph and launches it once on the
+ * stream. 1 if everything asked for succeeded. */
+int gputest_graph_end_launch(ptxq_dev *d, int launch);
 
 #endif
