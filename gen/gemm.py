@@ -70,7 +70,8 @@ a no-op without a programmatic launch) before any global access, then signals it
 src/gemm.c launches with PDL unless PTXQ_GEMM_NO_PDL. Measured on an H100 (2026-11-26, same
 process, bench gemm --alt pdl=0): back-to-back GEMMs within +-3% either way on the 18 DeepSeek-V3
 shapes and 8192^3: our CTA holds all of an SM's registers, so the next GEMM's CTAs get an SM only
-as ours exit; what it buys is a GEMV (or any PDL kernel) behind a GEMM starting as the GEMM drains.
+as ours exit. It lets a PDL kernel behind a GEMM (the GEMVs are) start as the GEMM's CTAs exit:
+not measured.
 Tiles are visited in grouped order: `group` M-tiles share an N sweep, so a wave of CTAs reuses
 the same A rows and B rows from L2. Work units: tiles, or (split-K) K ranges of tiles; with a
 tail split (args.full > 0) the first `full` units are whole tiles and only the last wave's tiles
