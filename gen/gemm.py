@@ -164,6 +164,13 @@ A_BYTES = BM * BK              # 16 KiB per stage
 SMEM_LIMIT = 232448            # sm_90 opt-in maximum per CTA
 PRODUCER_REGS = 40             # setmaxnreg split of the 64K registers: 128 x 40 + 256 x 232
 CONSUMER_REGS = 232
+# NOTE: with 232 registers ptxas kept the K-loop state of the narrower single-CTA FP8 consumers
+# (n128 / n160, plain consumer) in vector registers: each K block's descriptors by IMAD.WIDE
+# and 4 R2UR before the chain. Capped at 192 it moves them to the uniform datapath (UIMAD), as
+# in the n192 and cluster kernels, without spills (consumer_regs). H100, ncu at locked clock
+# (2026-11-26): block 4096x7168x16384 n160_sm 1.243-1.246 -> 1.188-1.217 M cycles, per-tensor 8192^3
+# n160 1.379-1.383 -> 1.335-1.340 M, row n128_ts 1.261 -> 1.151-1.153 M, row n160 unchanged
+CONSUMER_REGS_NARROW = 192
 MODES = ("tensor", "row", "block")
 MX_WIDTHS = (128,)             # mx: acc + one partial + 32 scale words fit at 128 columns
 MX_SCALE_BYTES = 2 * 2 * 4 * 128 * 4  # 2 warpgroups x 2 K-block parities x 4 k32 x 128 f32
@@ -898,12 +905,19 @@ class G:
         sm90.mbar_arrive(k, "%s_prev_full")
         k.label(skip)
 
+    def consumer_regs(self):
+        """The consumers' setmaxnreg: CONSUMER_REGS_NARROW for the plain FP8 consumer at tile_n
+        <= 160 without a cluster (see the NOTE at CONSUMER_REGS), else CONSUMER_REGS."""
+        narrow = (self.bn <= 160 and self.cl == 1 and not self.pipe and not self.direct
+                  and self.mode in MODES)
+        return CONSUMER_REGS_NARROW if narrow else CONSUMER_REGS
+
     def consumer_entry(self):
         """Consumer entry, shared by both consumer kinds: raise the register budget; this
         thread's warpgroup (0/1), warp, lane, quad row g, quad column t4, first tile row, lane-0
         predicate; the slot-0 wgmma descriptors; per-tensor: the product of the two scales."""
         k = self.k
-        k(f"setmaxnreg.inc.sync.aligned.u32 {CONSUMER_REGS}")
+        k(f"setmaxnreg.inc.sync.aligned.u32 {self.consumer_regs()}")
         cwg, w, lane, g, t4, rbase = (k.reg(".b32", n) for n in
                                       ("cwg", "warp", "lane", "g", "t4", "row_base"))
         k(f"shr.u32 {cwg}, %tid_x, 7")
