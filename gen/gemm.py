@@ -169,7 +169,8 @@ CONSUMER_REGS = 232
 # and 4 R2UR before the chain. Capped at 192 it moves them to the uniform datapath (UIMAD), as
 # in the n192 and cluster kernels, without spills (consumer_regs). H100, ncu at locked clock
 # (2026-11-26): block 4096x7168x16384 n160_sm 1.243-1.246 -> 1.188-1.217 M cycles, per-tensor 8192^3
-# n160 1.379-1.383 -> 1.335-1.340 M, row n128_ts 1.261 -> 1.151-1.153 M, row n160 unchanged
+# n160 1.379-1.383 -> 1.335-1.340 M, row n128_ts 1.261 -> 1.151-1.153 M, row n160 unchanged; H200
+# 3-9% fewer on all four
 CONSUMER_REGS_NARROW = 192
 MODES = ("tensor", "row", "block")
 MX_WIDTHS = (128,)             # mx: acc + one partial + 32 scale words fit at 128 columns
