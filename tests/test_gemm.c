@@ -2,7 +2,8 @@
  * (and BF16 operands, and MXFP8's two paths) on ragged shapes against a float64 reference from the
  * same codes and scales (gemm_ref.h says what the tolerance is and why), D poisoned first and every
  * element checked, refused calls leave D untouched, a GEMM launched with programmatic dependent
- * launch right behind the GEMM that writes its input reads the finished input; the SASS of every
+ * launch right behind the GEMM (or GEMV) that writes its input reads the finished input, and so
+ * does a GEMV behind a GEMM; the SASS of every
  * gemm cubin has QGMMA (HGMMA for BF16), the PDL wait and signal, and UTMALDG (six in BLOCK "_sm" kernels: the scale boxes too), no local memory and
  * no R2UR between the wgmmas of a chain (the descriptors come from uniform registers); the MX
  * dequantize kernel has 16-byte loads and stores. */
@@ -1067,6 +1068,124 @@ static void test_pdl_chain(void **state) {
     assert_int_equal(fails, 0);
 }
 
+/* Across families: GEMM 1 writes D1 [1, K2] (BF16), an MXFP8 GEMV reads it as its BF16 x and
+ * writes y (BF16 [M2]), and a BF16 GEMM 3 reads y as its A [1, M2]; GEMM 1 alternates between two
+ * inputs and D1 and y are single buffers, so a kernel that read before its predecessor was done
+ * (or a predecessor that overwrote what its successor still read) changes D3. GEMM 1 has fewer
+ * CTAs than the GPU has SMs, so the GEMV's CTAs can start beside it. PDL back to back and PDL
+ * captured in a graph must equal, bit for bit, plain launches with a synchronization after each. */
+static void test_pdl_gemm_gemv(void **state) {
+    (void)state;
+    if (gputest_no_gpu(&g_gpu)) skip();
+    ptxq_dev *D = &g_gpu.dev;
+    enum { IT = 4 };
+    const int64_t K1 = 16384, K2 = 4096, M2 = 1024, N3 = 512;
+    rng64 rg = {g_gpu.seed++ * 2 + 1};
+    uint64_t a1[2], b1 = dev_alloc(D, (size_t)(K2 * K1)), s1 = dev_alloc(D, 4);
+    for (int j = 0; j < 2; ++j) {
+        a1[j] = dev_alloc(D, (size_t)K1);
+        upload_random(D, &rg, a1[j], K1, 0);
+    }
+    upload_random(D, &rg, b1, K2 * K1, 0);
+    float sc = 0.125f;
+    dev_upload(D, s1, &sc, 4);
+    uint64_t d1 = dev_alloc(D, (size_t)K2 * 2), av = dev_alloc(D, (size_t)(M2 * K2));
+    uint64_t sv = dev_alloc(D, (size_t)(M2 * K2 / 32)), y = dev_alloc(D, (size_t)M2 * 2);
+    uint64_t b3 = dev_alloc(D, (size_t)(N3 * M2) * 2), d3 = dev_alloc(D, (size_t)(IT * N3) * 2);
+    upload_random(D, &rg, av, M2 * K2, 0);
+    upload_random(D, &rg, b3, N3 * M2, 1);
+    unsigned char *hs = malloc((size_t)(M2 * K2 / 32));
+    assert_non_null(hs);
+    for (int64_t i = 0; i < M2 * K2 / 32; ++i) hs[i] = (unsigned char)(118 + rng_next(&rg) % 8);
+    dev_upload(D, sv, hs, (size_t)(M2 * K2 / 32));
+    free(hs);
+    ptxq_tensor S1 = ptxq_tensor_make(PTXQ_F32, 1, (int64_t[]){1}, s1);
+    ptxq_tensor A1[2], B1 = ptxq_tensor_make(PTXQ_E4M3, 2, (int64_t[]){K2, K1}, b1);
+    for (int j = 0; j < 2; ++j) A1[j] = ptxq_tensor_make(PTXQ_E4M3, 2, (int64_t[]){1, K1}, a1[j]);
+    ptxq_tensor D1 = ptxq_tensor_make(PTXQ_BF16, 2, (int64_t[]){1, K2}, d1);
+    ptxq_tensor X = ptxq_tensor_make(PTXQ_BF16, 1, (int64_t[]){K2}, d1);
+    ptxq_tensor AV = ptxq_tensor_make(PTXQ_E4M3, 2, (int64_t[]){M2, K2}, av);
+    ptxq_tensor SV = ptxq_tensor_make(PTXQ_UE8M0, 2, (int64_t[]){M2, K2 / 32}, sv);
+    ptxq_tensor Y = ptxq_tensor_make(PTXQ_BF16, 1, (int64_t[]){M2}, y);
+    ptxq_tensor A3 = ptxq_tensor_make(PTXQ_BF16, 2, (int64_t[]){1, M2}, y);
+    ptxq_tensor B3 = ptxq_tensor_make(PTXQ_BF16, 2, (int64_t[]){N3, M2}, b3);
+    size_t d3n = (size_t)(IT * N3);
+    uint16_t *ref = malloc(d3n * 2), *got = malloc(d3n * 2);
+    assert_non_null(ref);
+    assert_non_null(got);
+    ptxq_gemm_plan pl;
+    ptxq_gemm_desc g1 = {.scaling = PTXQ_GEMM_SCALE_TENSOR, .a_scale = &S1, .b_scale = &S1};
+    assert_int_equal(ptxq_gemm_plan_for(D->ctx, &g1, &A1[0], &B1, &D1, &pl), PTXQ_OK);
+    assert_true(pl.grid < (unsigned)D->info.sm_count); /* room for the GEMV's CTAs beside it */
+    int fails = 0;
+    for (int m = -1; m < 2; ++m) { /* -1: the reference; 0 PDL back to back, 1 PDL in a graph */
+        ptxq_gemm_desc e1 = g1, e3 = {.scaling = PTXQ_GEMM_SCALE_TENSOR};
+        ptxq_gemv_desc v = {.format = PTXQ_GEMV_MXFP8};
+        e1.flags = e3.flags = m < 0 ? PTXQ_GEMM_NO_PDL : 0u;
+        v.flags = m < 0 ? PTXQ_GEMV_NO_PDL : 0u;
+        dev_fill(D, d1, 0xFF, (size_t)K2 * 2); /* NaN */
+        dev_fill(D, y, 0xFF, (size_t)M2 * 2);
+        dev_fill(D, d3, 0xFF, d3n * 2);
+        dev_sync(D);
+        int bad = m == 1 && gputest_graph_begin(D, "pdl gemm-gemv");
+        for (int it = 0; it < IT && !bad; ++it) {
+            ptxq_tensor D3 = ptxq_tensor_make(PTXQ_BF16, 2, (int64_t[]){1, N3},
+                                              d3 + (uint64_t)(it * N3 * 2));
+            if (ptxq_gemm(D->ctx, &e1, &A1[it & 1], &B1, &D1, D->stream) ||
+                ptxq_gemv(D->ctx, &v, &AV, &SV, &X, NULL, &Y, D->stream) ||
+                ptxq_gemm(D->ctx, &e3, &A3, &B3, &D3, D->stream)) {
+                print_error("pdl gemm-gemv mode %d: %s\n", m, ptxq_last_error());
+                bad = 1;
+            }
+            if (m < 0) dev_sync(D);
+        }
+        if (m == 1 && !gputest_graph_end_launch(D, !bad) && !bad) {
+            print_error("pdl gemm-gemv: the graph of PDL launches failed\n");
+            bad = 1;
+        }
+        dev_sync(D);
+        if (bad) {
+            ++fails;
+            continue;
+        }
+        dev_download(D, m < 0 ? ref : got, d3, d3n * 2);
+        if (m < 0) {
+            int64_t nan = 0, zero = 0;
+            for (size_t i = 0; i < d3n; ++i) {
+                nan += (ref[i] & 0x7F80) == 0x7F80;
+                zero += (ref[i] & 0x7FFF) == 0;
+            }
+            if (nan || zero == (int64_t)d3n || !memcmp(ref, ref + N3, (size_t)N3 * 2)) {
+                print_error("pdl gemm-gemv: reference has %lld NaN/inf, %lld zeros, rounds %s\n",
+                            (long long)nan, (long long)zero,
+                            memcmp(ref, ref + N3, (size_t)N3 * 2) ? "differ" : "equal");
+                ++fails;
+            }
+            continue;
+        }
+        for (size_t i = 0; i < d3n; ++i)
+            if (ref[i] != got[i]) {
+                print_error("pdl gemm-gemv mode %d: D3[%zu] 0x%04x, reference 0x%04x\n", m, i,
+                            got[i], ref[i]);
+                ++fails;
+                break;
+            }
+    }
+    printf("[ INFO     ] pdl gemm-gemv-gemm: 2 launch modes of %d rounds, %d failed\n", IT, fails);
+    free(ref);
+    free(got);
+    for (int j = 0; j < 2; ++j) dev_free(D, a1[j]);
+    dev_free(D, b1);
+    dev_free(D, s1);
+    dev_free(D, d1);
+    dev_free(D, av);
+    dev_free(D, sv);
+    dev_free(D, y);
+    dev_free(D, b3);
+    dev_free(D, d3);
+    assert_int_equal(fails, 0);
+}
+
 /* ---- SASS of the gemm cubins ---------------------------------------------------------------- */
 
 /* R2UR instructions inside wgmma chains: from a chain's first QGMMA/HGMMA up to the one that
@@ -1157,6 +1276,7 @@ int main(void) {
         cmocka_unit_test(test_validate_mx),
         cmocka_unit_test(test_validate_bf16_mx_path),
         cmocka_unit_test(test_pdl_chain),
+        cmocka_unit_test(test_pdl_gemm_gemv),
         cmocka_unit_test(test_bf16_auto),
         cmocka_unit_test(test_bf16_n128_c2_ragged),
         cmocka_unit_test(test_bf16_n160_c2),
