@@ -6,7 +6,8 @@
  * does a GEMV behind a GEMM; the SASS of every
  * gemm cubin has QGMMA (HGMMA for BF16), the PDL wait and signal, and UTMALDG (six in BLOCK "_sm" kernels: the scale boxes too), no local memory and
  * no R2UR between the wgmmas of a chain (the descriptors come from uniform registers); the MX
- * dequantize kernel has 16-byte loads and stores. */
+ * dequantize kernel has 16-byte loads and stores; no R2UR moves a descriptor into place right
+ * before a chain. */
 #include <stdarg.h>
 #include <stddef.h>
 #include <stdint.h>
@@ -1207,6 +1208,33 @@ static int r2ur_in_chains(const char *text) {
     return n;
 }
 
+/* R2URs that write a descriptor of a chain-opening wgmma (QGMMA/HGMMA "..., RZ, !UPT" reading
+ * gdesc[URn]: URn..URn+3) among the 16 instructions before it. Before 91d7fa0 the narrow
+ * single-CTA FP8 consumers (tile_n 128 / 160) built every K block's descriptors in vector
+ * registers and moved them with 4 R2UR there; now every chain's come from uniform arithmetic. */
+static int r2ur_descs_before_chains(const char *text) {
+    enum { BACK = 16 };
+    int n = 0, have = 0, ring[BACK]; /* destination UR of the last instructions, -1 if no R2UR */
+    for (const char *line = text; line && *line;) {
+        const char *nl = strchr(line, '\n');
+        size_t len = nl ? (size_t)(nl - line) : strlen(line);
+        char buf[256];
+        snprintf(buf, sizeof buf, "%.*s", (int)(len < sizeof buf - 1 ? len : sizeof buf - 1), line);
+        line = nl ? nl + 1 : NULL;
+        if (!strstr(buf, "/*") || !strstr(buf, " ;")) continue; /* instruction lines only */
+        const char *g = strstr(buf, "gdesc[UR");
+        if (strstr(buf, "GMMA.") && strstr(buf, "RZ, !UPT") && g) {
+            int d = atoi(g + 8);
+            for (int i = 0; i < have && i < BACK; ++i)
+                if (ring[i] >= d && ring[i] <= d + 3) ++n;
+        }
+        const char *r = strstr(buf, " R2UR UR");
+        ring[have % BACK] = r ? atoi(r + 8) : -1;
+        ++have;
+    }
+    return n;
+}
+
 static void test_r2ur_in_chains(void **state) {
     (void)state;
     const char *fixture =
@@ -1215,6 +1243,17 @@ static void test_r2ur_in_chains(void **state) {
         "        /*0120*/                   QGMMA.64x192x32.F32.E4M3.E4M3 R24, gdesc[UR8], R24, gsb0 ;\n"
         "        /*0130*/                   R2UR UR9, R199 ;\n";
     assert_int_equal(r2ur_in_chains(fixture), 1); /* the one after gsb0 is outside a chain */
+    const char *before =
+        "        /*0100*/                   R2UR UR8, R168 ;\n"
+        "        /*0110*/                   R2UR UR30, R26 ;\n"
+        "        /*0120*/                   R2UR UR11, R181 ;\n"
+        "        /*0130*/                   WARPGROUP.ARRIVE ;\n"
+        "        /*0140*/                   QGMMA.64x160x32.F32.E4M3.E4M3 R24, gdesc[UR8], RZ, !UPT ;\n"
+        "        /*0150*/                   R2UR UR9, R173 ;\n"
+        "        /*0160*/                   QGMMA.64x160x32.F32.E4M3.E4M3 R24, gdesc[UR12], R24 ;\n";
+    /* UR8 and UR11 feed the chain's descriptors; UR30 (a scale) does not; the R2UR after the
+     * opening QGMMA and the accumulating one are not counted here */
+    assert_int_equal(r2ur_descs_before_chains(before), 2);
 }
 
 static void test_gemm_sass(void **state) {
@@ -1231,13 +1270,13 @@ static void test_gemm_sass(void **state) {
         char *text = sass_disassemble(k.cubin, k.cubin_size, err, sizeof err);
         if (!text) fail_msg("%s: %s", k.name, err);
         sass_histogram(text, &h);
-        int r2ur = r2ur_in_chains(text);
+        int r2ur = r2ur_in_chains(text), r2ur_desc = r2ur_descs_before_chains(text);
         free(text);
         print_message("[  SASS    ] %s %s: %d regs, qgmma %d, hgmma %d, utmaldg %d, utmastg %d, ldl/stl "
-                      "%d/%d, ldg128 %d, stg128 %d, r2ur in chains %d\n", k.name, k.target, k.registers,
-                      h.qgmma, h.hgmma, h.tma_ld, h.tma_st, h.ldl, h.stl, h.ldg[SASS_W128],
-                      h.stg[SASS_W128], r2ur);
-        if (k.spill_stores || k.stack_frame || h.ldl || h.stl || r2ur) ++bad;
+                      "%d/%d, ldg128 %d, stg128 %d, r2ur in chains %d, descriptor r2ur before chains %d\n",
+                      k.name, k.target, k.registers, h.qgmma, h.hgmma, h.tma_ld, h.tma_st, h.ldl,
+                      h.stl, h.ldg[SASS_W128], h.stg[SASS_W128], r2ur, r2ur_desc);
+        if (k.spill_stores || k.stack_frame || h.ldl || h.stl || r2ur || r2ur_desc) ++bad;
         if (strcmp(k.name, "gemm_mx_dequant") && (h.acqbulk < 1 || h.preexit < 1)) {
             print_error("%s %s: PDL wait/signal %d/%d (want >= 1/1)\n", k.name, k.target, h.acqbulk,
                         h.preexit);
