@@ -942,6 +942,17 @@ static void upload_random(ptxq_dev *D, rng64 *r, uint64_t dst, int64_t n, int bf
     free(h);
 }
 
+/* Index of the first element where got differs from ref (bit for bit), or -1. */
+static long long first_diff_u16(const uint16_t *ref, const uint16_t *got, size_t n) {
+    for (size_t i = 0; i < n; ++i)
+        if (ref[i] != got[i]) return (long long)i;
+    return -1;
+}
+
+static void dev_free_list(ptxq_dev *D, const uint64_t *bufs, int n) {
+    for (int i = 0; i < n; ++i) dev_free(D, bufs[i]);
+}
+
 /* Programmatic dependent launch: GEMM 2 reads GEMM 1's output D1 (BF16, TMA-store epilogue) right
  * behind it in the stream, GEMM 1 alternating between two A inputs, so a GEMM 2 that read D1
  * before GEMM 1 was done would see the previous D1 (or the NaN poison), and GEMM 1 of the next
@@ -1045,27 +1056,19 @@ static void test_pdl_chain(void **state) {
                 }
                 continue;
             }
-            for (size_t i = 0; i < used; ++i)
-                if (ref[i] != got[i]) {
-                    print_error("pdl chain case %d mode %d: D2[%zu] 0x%04x, reference 0x%04x\n", c,
-                                m, i, got[i], ref[i]);
-                    ++fails;
-                    break;
-                }
+            long long i = first_diff_u16(ref, got, used);
+            if (i >= 0) {
+                print_error("pdl chain case %d mode %d: D2[%lld] 0x%04x, reference 0x%04x\n", c, m,
+                            i, got[i], ref[i]);
+                ++fails;
+            }
         }
     }
     printf("[ INFO     ] pdl chain: 3 cases x 3 launch modes of %d GEMM pairs, %d failed\n", IT, fails);
     free(ref);
     free(got);
-    for (int j = 0; j < 2; ++j) dev_free(D, a1[j]);
-    dev_free(D, b1);
-    dev_free(D, s1);
-    dev_free(D, d1);
-    dev_free(D, a2);
-    dev_free(D, b2);
-    dev_free(D, b3);
-    dev_free(D, d2);
-    dev_free(D, g4.workspace);
+    const uint64_t bufs[] = {a1[0], a1[1], b1, s1, d1, a2, b2, b3, d2, g4.workspace};
+    dev_free_list(D, bufs, (int)(sizeof bufs / sizeof bufs[0]));
     assert_int_equal(fails, 0);
 }
 
@@ -1166,26 +1169,18 @@ static void test_pdl_gemm_gemv(void **state) {
             }
             continue;
         }
-        for (size_t i = 0; i < d3n; ++i)
-            if (ref[i] != got[i]) {
-                print_error("pdl gemm-gemv mode %d: D3[%zu] 0x%04x, reference 0x%04x\n", m, i,
-                            got[i], ref[i]);
-                ++fails;
-                break;
-            }
+        long long i = first_diff_u16(ref, got, d3n);
+        if (i >= 0) {
+            print_error("pdl gemm-gemv mode %d: D3[%lld] 0x%04x, reference 0x%04x\n", m, i, got[i],
+                        ref[i]);
+            ++fails;
+        }
     }
     printf("[ INFO     ] pdl gemm-gemv-gemm: 2 launch modes of %d rounds, %d failed\n", IT, fails);
     free(ref);
     free(got);
-    for (int j = 0; j < 2; ++j) dev_free(D, a1[j]);
-    dev_free(D, b1);
-    dev_free(D, s1);
-    dev_free(D, d1);
-    dev_free(D, av);
-    dev_free(D, sv);
-    dev_free(D, y);
-    dev_free(D, b3);
-    dev_free(D, d3);
+    const uint64_t bufs[] = {a1[0], a1[1], b1, s1, d1, av, sv, y, b3, d3};
+    dev_free_list(D, bufs, (int)(sizeof bufs / sizeof bufs[0]));
     assert_int_equal(fails, 0);
 }
 
