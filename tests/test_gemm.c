@@ -922,21 +922,14 @@ static void test_refused_untouched(void **state) {
 
 /* ---- launch order: programmatic dependent launch ------------------------------------------ */
 
-/* Random FP8 E4M3 codes of magnitude 2^-3..2^3 (no NaN) or BF16 values in [-1, 1), uploaded. */
+/* Random E4M3 codes (gemm_rand_e4m3: never zero or NaN) or BF16 values in [-1, 1), uploaded. */
 static void upload_random(ptxq_dev *D, rng64 *r, uint64_t dst, int64_t n, int bf16) {
     uint16_t *h = malloc((size_t)n * 2);
     assert_non_null(h);
     unsigned char *h8 = (unsigned char *)h;
     for (int64_t i = 0; i < n; ++i) {
-        if (bf16) {
-            float f = (float)(2.0 * rng_uniform(r) - 1.0);
-            uint32_t u;
-            memcpy(&u, &f, 4);
-            h[i] = (uint16_t)(u >> 16);
-        } else {
-            unsigned b = (unsigned)rng_next(r);
-            h8[i] = (unsigned char)((b & 0x80) | (0x20 + (b >> 8) % 0x30)); /* exponent 4..9 */
-        }
+        if (bf16) h[i] = ptxq_bf16_encode((float)(2.0 * rng_uniform(r) - 1.0));
+        else h8[i] = gemm_rand_e4m3(r);
     }
     dev_upload(D, dst, h, (size_t)n * (bf16 ? 2 : 1));
     free(h);
