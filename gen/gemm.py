@@ -68,7 +68,7 @@ CTA = 3 warpgroups (384 threads), warp-specialised, persistent over output tiles
 Launch: after the barrier setup every thread waits for the preceding kernel (griddepcontrol.wait,
 a no-op without a programmatic launch) before any global access, then signals its dependents;
 src/gemm.c launches with PDL unless PTXQ_GEMM_NO_PDL. Measured on an H100 (2026-11-26, same
-process, bench gemm --alt pdl=0): back-to-back GEMMs within +-3% either way on the 18 DeepSeek-V3
+process, bench gemm --alt pdl=0): back-to-back GEMMs within -3% to +4% on the 18 DeepSeek-V3
 shapes and 8192^3: our CTA holds all of an SM's registers, so the next GEMM's CTAs get an SM only
 as ours exit. It lets a PDL kernel behind a GEMM (the GEMVs are) start as the GEMM's CTAs exit:
 not measured.
