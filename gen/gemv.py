@@ -1370,6 +1370,11 @@ class GV:
 # Both x types load x into one register set (compute_w2: 2 loads a window, not 4): lanes g = 2t
 # and 2t + 1 read halves 0 and 1 into the same registers, and the 8 mma run as two chains, one
 # per half of A's chunk (compute_w, two register sets, stays behind GEMV_OPTS=x2=0).
+# NOTE: the window loads (8 rows x 64 bytes a warp instruction) are what caps these kernels on the
+# H200: a streaming harness with the same loads and no arithmetic reads at 60% of the copy, with 4
+# rows x 128 bytes an instruction at 82-88% (2026-11-26, bench/RESULTS.md). An A ring filled that
+# way by cp.async (72-78 registers) and an mma.sync path on the CUDA-core kernels' row loads (80-84
+# registers, 3 CTAs a SM) were both slower than these kernels (branch exp/gemv-mma-ring).
 TC_X = ("f16", "bf16")
 
 
