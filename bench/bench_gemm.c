@@ -71,9 +71,28 @@ static bench_probe g_probe; /* the SM clock measured on the GPU during each timi
 #define FLOP_CLK_SM_BF16 4096.0
 static double g_flop_clk_sm = FLOP_CLK_SM_FP8;
 
-/* One timing: dev_time_ms, or with --flush the memset before each call (dev_time_flushed_ms). */
+/* --batch: calls launched back to back between a timing's two events (1: one call, the default) */
+static int g_batch = 1;
+
+typedef struct batch_call {
+    int (*fn)(void *);
+    void *arg;
+} batch_call;
+
+static int run_batch(void *p) {
+    const batch_call *b = p;
+    for (int i = 0; i < g_batch; ++i)
+        if (b->fn(b->arg)) return 1;
+    return 0;
+}
+
+/* One timing: dev_time_ms, or with --flush the memset before each call (dev_time_flushed_ms);
+ * with --batch N, N calls between the events and the time per call. */
 static double time_ms(ptxq_dev *d, int (*fn)(void *), void *arg, int warmup, int reps) {
-    return dev_time_flushed_ms(d, fn, arg, warmup, reps, g_flush, g_flush_words);
+    if (g_batch <= 1) return dev_time_flushed_ms(d, fn, arg, warmup, reps, g_flush, g_flush_words);
+    batch_call b = {fn, arg};
+    double ms = dev_time_flushed_ms(d, run_batch, &b, warmup, reps, g_flush, g_flush_words);
+    return ms > 0 ? ms / g_batch : ms;
 }
 
 /* dev_time_ms with the clock measured meanwhile. clk gets " [1540 MHz measured = 85.3% of the
@@ -557,7 +576,7 @@ static int bench_one(ptxq_dev *d, cublaslt *L, int have_lt, int64_t M, int64_t N
         if (ptxq_gemm_plan_for(d->ctx, &c.desc, &c.a, &c.b, &c.dd, &plan) == PTXQ_OK)
             ams = time_ms(d, our_run, &c, 3, reps);
         size_t used = strlen(alt);
-        snprintf(alt + used, sizeof alt - used, "  [store %d: %s %.3f ms %.1f TFLOPS]", g_store[i],
+        snprintf(alt + used, sizeof alt - used, "  [store %d: %s %.4f ms %.1f TFLOPS]", g_store[i],
                  plan.kernel, ams, ams > 0 ? flop / (ams * 1e9) : 0.0);
     }
     c.desc.store = g_store[0];
@@ -573,12 +592,12 @@ static int bench_one(ptxq_dev *d, cublaslt *L, int have_lt, int64_t M, int64_t N
         alt_env_restore(&env0);
         c.desc = saved;
         size_t used = strlen(alt);
-        snprintf(alt + used, sizeof alt - used, "  [%s %.3f ms %.1f TFLOPS]", an, ams,
+        snprintf(alt + used, sizeof alt - used, "  [%s %.4f ms %.1f TFLOPS]", an, ams,
                  ams > 0 ? flop / (ams * 1e9) : 0.0);
     }
     double bytes = (double)((M + N) * K * esz + M * N * es) + (double)ssz * (double)(nsa + nsb);
     double gbps = bytes / (ms * 1e6);
-    printf("gemm %-6s %5lldx%5lldx%5lld  %-30s %8.3f ms  %7.1f TFLOPS  %5.1f%% of %.0f  %6.0f GB/s "
+    printf("gemm %-6s %5lldx%5lldx%5lld  %-30s %8.4f ms  %7.1f TFLOPS  %5.1f%% of %.0f  %6.0f GB/s "
            "%5.1f%% of copy", bf16 ? "bf16" : scaling_str(s), (long long)M, (long long)N, (long long)K, kname, ms, tf,
            100.0 * tf / peak, peak, gbps, g_copy.gbps > 0 ? 100.0 * gbps / g_copy.gbps : 0);
     fputs(oclk, stdout);
@@ -653,7 +672,7 @@ static int bench_one(ptxq_dev *d, cublaslt *L, int have_lt, int64_t M, int64_t N
                     if (fabs(y) > mx) mx = fabs(y);
                     if (fabs(y) > 0 && fabs(x - y) / fabs(y) > mr) mr = fabs(x - y) / fabs(y);
                 }
-                printf("  | cuBLASLt %8.3f ms %7.1f TFLOPS%s  ratio %.3fx  (vs ours: max|diff|/max|D| "
+                printf("  | cuBLASLt %8.4f ms %7.1f TFLOPS%s  ratio %.3fx  (vs ours: max|diff|/max|D| "
                        "%.2g, max rel %.2g; worst [%zu,%zu] ours %.6g cublas %.6g)", lms, ltf, lclk, tf / ltf,
                        mx > 0 ? md / mx : md, mr, at / (size_t)N, at % (size_t)N,
                        ptxq_bf16_decode(h1[at]), ptxq_bf16_decode(h2[at]));
@@ -710,12 +729,26 @@ int bench_gemm_main(int argc, char **argv) {
         return 2;
     }
     g_normal = !strcmp(data, "normal");
+    g_batch = (int)bench_opt_int(argc, argv, "--batch", 1);
+    if (g_batch < 1 || g_batch > 1000) {
+        fprintf(stderr, "--batch: calls back to back per timing, 1 to 1000\n");
+        return 2;
+    }
     long long flush_mib = bench_opt_int(argc, argv, "--flush", 0);
     if (flush_mib < 0 || (size_t)flush_mib << 20 > d.info.global_mem_bytes / 2) {
         fprintf(stderr, "--flush: MiB of memset between calls, 0 to half the device memory (%zu MiB)\n",
                 d.info.global_mem_bytes >> 21);
         return 2;
     }
+    if (flush_mib > 0 && g_batch > 1) {
+        fprintf(stderr, "--flush and --batch: one or the other (a pause before each call, or calls "
+                        "back to back)\n");
+        return 2;
+    }
+    if (g_batch > 1)
+        printf("batch: %d calls back to back between the events of each timing (ours with "
+               "programmatic dependent launch unless --pdl off; operand copies rotate from call to "
+               "call); times are per call\n", g_batch);
     if (flush_mib > 0) {
         g_flush_words = (size_t)flush_mib << 18;
         g_flush = dev_alloc(&d, g_flush_words * 4);

@@ -68,10 +68,13 @@ CTA = 3 warpgroups (384 threads), warp-specialised, persistent over output tiles
 Launch: after the barrier setup every thread waits for the preceding kernel (griddepcontrol.wait,
 a no-op without a programmatic launch) before any global access, then signals its dependents;
 src/gemm.c launches with PDL unless PTXQ_GEMM_NO_PDL. Measured on an H100 (2026-11-26, same
-process, bench gemm --alt pdl=0): back-to-back GEMMs within -3% to +4% on the 18 DeepSeek-V3
-shapes and 8192^3: our CTA holds all of an SM's registers, so the next GEMM's CTAs get an SM only
-as ours exit. It lets a PDL kernel behind a GEMM (the GEMVs are) start as the GEMM's CTAs exit:
-not measured.
+process, bench gemm --alt pdl=0): single calls (one launch between two events) within -3% to +4%
+on the 18 DeepSeek-V3 shapes and 8192^3, as they should be (nothing precedes them); 20 calls back
+to back (bench gemm --batch 20) 1.3-1.5 us a call faster on the small-M shapes without split-K
+(64 x 24576 x 1536 18.5 against 19.8 us, 64 x 7168 x 2048 9.6 against 11.1), unchanged where the
+split-K counters' memset sits between the calls (its plain launch ends the overlap), within the
+clock's drift at M = 4096. Our CTA holds all of an SM's registers, so the next GEMM's CTAs get an
+SM only as ours exit. What it gives a PDL kernel behind a GEMM (the GEMVs are): not measured.
 Tiles are visited in grouped order: `group` M-tiles share an N sweep, so a wave of CTAs reuses
 the same A rows and B rows from L2. Work units: tiles, or (split-K) K ranges of tiles; with a
 tail split (args.full > 0) the first `full` units are whole tiles and only the last wave's tiles
