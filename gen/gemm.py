@@ -404,7 +404,9 @@ class G:
         (acq_rel) and the CTA that brings it to `splits` sums the partials of splits 0..S-1 in
         that order (the same sum whichever CTA is last) and runs the epilogue; the others go on.
         NOTE: the workspace is written in this kernel: read it with ld.relaxed.gpu, never .nc.
-        The runtime zeroes the counters before every launch (stream-ordered memset)."""
+        The runtime zeroes the counters before a launch (stream-ordered memset) unless the caller
+        says they are zero (PTXQ_GEMM_COUNTERS_ZEROED): the last unit of each tile sets its
+        counter back to zero, so every call leaves the counters it used at zero."""
         k = self.k
         nreg = self.bn // 2
         npair = nreg // 2
@@ -455,6 +457,9 @@ class G:
         k("bar.sync 1, 256")  # NOTE: the flag word is reused by the next tile: all read it first
         k(f"@!{pl} bra.uni C_NEXT")
         k("fence.acq_rel.gpu")
+        k.comment("every unit of the tile has counted: its counter goes back to zero, so the workspace\n"
+                  "leaves the call with all counters zero (PTXQ_GEMM_COUNTERS_ZEROED skips the memset)")
+        k(f"@{p0} st.relaxed.gpu.global.u32 [{cp}], 0")
         k.comment("last unit of the tile: acc = sum of the partials of splits 0, 1, ..., S-1")
         base = k.reg(".b32", "ws_first")
         k(f"div.u32 {base}, {unit}, %a_splits")

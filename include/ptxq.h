@@ -464,7 +464,8 @@ ptxq_status ptxq_gemv(ptxq_context *ctx, const ptxq_gemv_desc *desc, const ptxq_
  * ptxq_gemm_plan_for gives the figure for ctx's device, and a runtime-picked split that needs
  * more than desc.workspace_bytes is dropped); without one, or with split_k = 1, there is no
  * split. The runtime zeroes the workspace's counters with a memset on the stream before each
- * launch; one workspace must not serve two launches that may run concurrently.
+ * launch (PTXQ_GEMM_COUNTERS_ZEROED: not, the caller vouches for them); one workspace must not
+ * serve two launches that may run concurrently.
  * Launch (desc.flags): by default the GEMM kernel is launched with programmatic dependent launch
  * (PDL), as the GEMVs are: its CTAs may start (barriers, tensor-map prefetch) while the preceding
  * kernel in the stream drains, and every thread waits for that kernel's completion
@@ -527,10 +528,19 @@ typedef struct ptxq_gemm_desc {
                                    too), E4M3 x E4M3 or BF16 x BF16;
                                    elsewhere as 0; -1 = stores straight from registers */
     ptxq_gemm_mx_path mx_path;  /* MX scaling only: see ptxq_gemm_mx_path */
-    unsigned flags;             /* PTXQ_GEMM_NO_PDL, 0 = programmatic dependent launch */
+    unsigned flags;             /* PTXQ_GEMM_NO_PDL | PTXQ_GEMM_COUNTERS_ZEROED, 0 = programmatic
+                                   dependent launch, the counters zeroed by the runtime */
 } ptxq_gemm_desc;
 
 #define PTXQ_GEMM_NO_PDL 1u     /* plain launch of the GEMM kernel, no programmatic dependent launch */
+/* The caller promises that the split-K counters of desc.workspace (bytes plan.counters_offset to
+ * plan.workspace_bytes of ptxq_gemm_plan_for) are zero, so the runtime makes no memset before the
+ * launch. Every call leaves the counters it used at zero: after one call without the flag (or a
+ * caller's zeroing of those bytes), further calls with the same plan on the same workspace may
+ * pass it, and a chain of split-K GEMMs then keeps programmatic dependent launch from call to call
+ * (the memset is a plain stream operation between the kernels). Calls whose plans differ can
+ * place partials where another plan keeps counters: zero the counters first, or drop the flag. */
+#define PTXQ_GEMM_COUNTERS_ZEROED 2u
 
 /* Every check ptxq_gemm makes, without a device: PTXQ_OK if the call would be accepted. */
 ptxq_status ptxq_gemm_validate(const ptxq_gemm_desc *desc, const ptxq_tensor *a,
@@ -553,6 +563,8 @@ typedef struct ptxq_gemm_plan {
     int dequant;             /* MX: 1 = A and B are decoded to BF16 in the workspace first (two
                                 gemm_mx_dequant launches), and `kernel` is the BF16 GEMM */
     int pdl;                 /* the GEMM kernel is launched with programmatic dependent launch */
+    size_t counters_offset;  /* split-K tile counters: workspace bytes counters_offset to
+                                workspace_bytes (= workspace_bytes: none) */
 } ptxq_gemm_plan;
 ptxq_status ptxq_gemm_plan_for(ptxq_context *ctx, const ptxq_gemm_desc *desc, const ptxq_tensor *a,
                                const ptxq_tensor *b, const ptxq_tensor *d, ptxq_gemm_plan *plan);

@@ -757,9 +757,9 @@ static int plan_call(const ptxq_gemm_desc *desc, const ptxq_tensor *a, const ptx
     if (desc->mx_path < PTXQ_GEMM_MX_AUTO || desc->mx_path > PTXQ_GEMM_MX_DEQUANTIZE)
         return ptxq_fail(PTXQ_ERR_INVALID_ARGUMENT, "gemm: mx_path %d; 0 (auto), 1 (promote) or "
                          "2 (dequantize)", (int)desc->mx_path);
-    if (desc->flags & ~PTXQ_GEMM_NO_PDL)
-        return ptxq_fail(PTXQ_ERR_INVALID_ARGUMENT, "gemm: unknown flags 0x%x (PTXQ_GEMM_NO_PDL)",
-                         desc->flags);
+    if (desc->flags & ~(PTXQ_GEMM_NO_PDL | PTXQ_GEMM_COUNTERS_ZEROED))
+        return ptxq_fail(PTXQ_ERR_INVALID_ARGUMENT, "gemm: unknown flags 0x%x (PTXQ_GEMM_NO_PDL | "
+                         "PTXQ_GEMM_COUNTERS_ZEROED)", desc->flags);
     /* MX: an empty call (K = 0: D = beta C + bias; nothing to enqueue) has nothing to decode */
     int empty = p->M == 0 || p->N == 0 || p->L == 0 || p->K == 0;
     if (desc->scaling == PTXQ_GEMM_SCALE_MX && desc->mx_path != PTXQ_GEMM_MX_PROMOTE && !empty) {
@@ -844,6 +844,7 @@ ptxq_status ptxq_gemm_plan_for(ptxq_context *ctx, const ptxq_gemm_desc *desc, co
     plan->units = p.args.ntiles;
     plan->grid = grid_of(ctx, &p);
     plan->workspace_bytes = (x.on ? x.bytes : 0) + p.ws_bytes;
+    plan->counters_offset = p.args.splits > 1 ? (x.on ? x.bytes : 0) + p.cnt_off : plan->workspace_bytes;
     plan->dequant = x.on;
     plan->split_tiles = p.args.splits > 1 ? (unsigned)(p.tiles - p.args.full) : 0;
     plan->pdl = !(desc->flags & PTXQ_GEMM_NO_PDL) && ptxq_cudrv_launch_ex() != NULL;
@@ -910,7 +911,10 @@ ptxq_status ptxq_gemm(ptxq_context *ctx, const ptxq_gemm_desc *desc, const ptxq_
                 return st;
         }
     }
-    if (p.args.splits > 1) { /* the tile counters start at zero */
+    if (p.args.splits > 1 && !(desc->flags & PTXQ_GEMM_COUNTERS_ZEROED)) {
+        /* the tile counters start at zero (every call leaves them so: gen/gemm.py split_k_reduce;
+         * with PTXQ_GEMM_COUNTERS_ZEROED the caller vouches for it and no plain memset sits
+         * between two PDL launches) */
         const ptxq_cudrv *drv = ctx->drv;
         CUresult r = drv->cuCtxSetCurrent(ctx->cu);
         if (r != CUDA_SUCCESS) return ptxq_cuda_fail(drv, r, "cuCtxSetCurrent");

@@ -133,7 +133,9 @@ static void test_validate(void **state) {
     vcase_make(&v, PTXQ_GEMM_SCALE_TENSOR, 64, 64, 128);
     v.desc.flags = PTXQ_GEMM_NO_PDL;
     assert_int_equal(vrun(&v), PTXQ_OK);
-    v.desc.flags = 2;
+    v.desc.flags = PTXQ_GEMM_COUNTERS_ZEROED;
+    assert_int_equal(vrun(&v), PTXQ_OK);
+    v.desc.flags = 4;
     assert_int_equal(vrun(&v), PTXQ_ERR_INVALID_ARGUMENT); /* unknown flag */
     vcase_make(&v, PTXQ_GEMM_SCALE_ROW, 64, 64, 128);
     v.sa.shape[0] = 63;
@@ -935,6 +937,15 @@ static void upload_random(ptxq_dev *D, rng64 *r, uint64_t dst, int64_t n, int bf
     free(h);
 }
 
+/* n F32 scales in [0.5, 2), uploaded. */
+static void upload_scales(ptxq_dev *D, rng64 *r, uint64_t dst, int64_t n) {
+    float *h = malloc((size_t)n * 4);
+    assert_non_null(h);
+    for (int64_t i = 0; i < n; ++i) h[i] = (float)(0.5 + 1.5 * rng_uniform(r));
+    dev_upload(D, dst, h, (size_t)n * 4);
+    free(h);
+}
+
 /* Index of the first element where got differs from ref (bit for bit), or -1. */
 static long long first_diff_u16(const uint16_t *ref, const uint16_t *got, size_t n) {
     for (size_t i = 0; i < n; ++i)
@@ -1062,6 +1073,109 @@ static void test_pdl_chain(void **state) {
     free(got);
     const uint64_t bufs[] = {a1[0], a1[1], b1, s1, d1, a2, b2, b3, d2, g4.workspace};
     dev_free_list(D, bufs, (int)(sizeof bufs / sizeof bufs[0]));
+    assert_int_equal(fails, 0);
+}
+
+/* PTXQ_GEMM_COUNTERS_ZEROED: split-K GEMMs (block-scaled, M = 64 on 4 splits, and per-tensor with
+ * a cluster on 3) chained without the runtime's counter memset. Every call must leave its counters
+ * at zero (the last unit of a tile resets its own), else the next call's units never see the count
+ * reach the split count, nobody reduces, and D keeps its NaN poison. Modes: the first call without
+ * the flag and the rest with it, back to back (PDL); the same captured in a graph; a workspace the
+ * caller zeroed (after 0xFF poison) with the flag from the first call. A alternates between two
+ * inputs and every call has its own D, which must equal, bit for bit, calls with a memset and a
+ * synchronization each. */
+static void test_split_counters_zeroed(void **state) {
+    (void)state;
+    if (gputest_no_gpu(&g_gpu)) skip();
+    ptxq_dev *D = &g_gpu.dev;
+    enum { IT = 5 };
+    int fails = 0;
+    for (int cs = 0; cs < 2; ++cs) {
+        const int64_t M = cs ? 200 : 64, N = cs ? 520 : 1000, K = cs ? 2048 : 4096;
+        rng64 rg = {g_gpu.seed++ * 2 + 1};
+        uint64_t a[2], b = dev_alloc(D, (size_t)(N * K));
+        for (int j = 0; j < 2; ++j) {
+            a[j] = dev_alloc(D, (size_t)(M * K));
+            upload_random(D, &rg, a[j], M * K, 0);
+        }
+        upload_random(D, &rg, b, N * K, 0);
+        ptxq_tensor A[2], B = ptxq_tensor_make(PTXQ_E4M3, 2, (int64_t[]){N, K}, b);
+        for (int j = 0; j < 2; ++j) A[j] = ptxq_tensor_make(PTXQ_E4M3, 2, (int64_t[]){M, K}, a[j]);
+        const int64_t nkb = (K + 127) / 128, nbn = (N + 127) / 128;
+        uint64_t sa = dev_alloc(D, (size_t)(M * nkb) * 4), sb = dev_alloc(D, (size_t)(nbn * nkb) * 4);
+        upload_scales(D, &rg, sa, M * nkb);
+        upload_scales(D, &rg, sb, nbn * nkb);
+        ptxq_tensor SA = ptxq_tensor_make(PTXQ_F32, 2, (int64_t[]){M, nkb}, sa);
+        ptxq_tensor SB = ptxq_tensor_make(PTXQ_F32, 2, (int64_t[]){nbn, nkb}, sb);
+        ptxq_tensor S1 = ptxq_tensor_make(PTXQ_F32, 1, (int64_t[]){1}, sa);
+        ptxq_gemm_desc g = {.scaling = cs ? PTXQ_GEMM_SCALE_TENSOR : PTXQ_GEMM_SCALE_BLOCK,
+                            .a_scale = cs ? &S1 : &SA, .b_scale = cs ? &S1 : &SB,
+                            .split_k = cs ? 3 : 4, .cluster = cs ? 2 : 0};
+        size_t dn = (size_t)(IT * M * N), wsb = 0;
+        uint64_t dd = dev_alloc(D, dn * 2);
+        ptxq_tensor D0 = ptxq_tensor_make(PTXQ_BF16, 2, (int64_t[]){M, N}, dd);
+        assert_int_equal(ptxq_gemm_workspace_size(&g, &A[0], &B, &D0, &wsb), PTXQ_OK);
+        assert_true(wsb > 0);
+        g.workspace = dev_alloc(D, wsb);
+        g.workspace_bytes = wsb;
+        ptxq_gemm_plan pl;
+        assert_int_equal(ptxq_gemm_plan_for(D->ctx, &g, &A[0], &B, &D0, &pl), PTXQ_OK);
+        assert_true(pl.splits > 1 && pl.counters_offset < pl.workspace_bytes);
+        uint16_t *ref = malloc(dn * 2), *got = malloc(dn * 2);
+        assert_non_null(ref);
+        assert_non_null(got);
+        for (int m = -1; m < 3; ++m) { /* -1 the reference, 0 back to back, 1 a graph, 2 zeroed */
+            dev_fill(D, dd, 0xFF, dn * 2); /* NaN */
+            if (m == 2) {
+                dev_fill(D, g.workspace, 0xFF, wsb);
+                dev_fill(D, g.workspace + pl.counters_offset, 0, wsb - pl.counters_offset);
+            }
+            dev_sync(D);
+            int bad = m == 1 && gputest_graph_begin(D, "split counters");
+            for (int it = 0; it < IT && !bad; ++it) {
+                ptxq_gemm_desc e = g;
+                e.flags = m < 0 || (it == 0 && m < 2) ? 0u : PTXQ_GEMM_COUNTERS_ZEROED;
+                ptxq_tensor Dt = ptxq_tensor_make(PTXQ_BF16, 2, (int64_t[]){M, N},
+                                                  dd + (uint64_t)(it * M * N * 2));
+                if (ptxq_gemm(D->ctx, &e, &A[it & 1], &B, &Dt, D->stream)) {
+                    print_error("split counters case %d mode %d: %s\n", cs, m, ptxq_last_error());
+                    bad = 1;
+                }
+                if (m < 0) dev_sync(D);
+            }
+            if (m == 1 && !gputest_graph_end_launch(D, !bad) && !bad) {
+                print_error("split counters case %d: the graph failed\n", cs);
+                bad = 1;
+            }
+            dev_sync(D);
+            if (bad) {
+                ++fails;
+                continue;
+            }
+            dev_download(D, m < 0 ? ref : got, dd, dn * 2);
+            if (m < 0) {
+                int64_t nan = 0;
+                for (size_t i = 0; i < dn; ++i) nan += (ref[i] & 0x7F80) == 0x7F80 && (ref[i] & 0x7F);
+                if (nan) {
+                    print_error("split counters case %d: %lld NaN in the reference\n", cs, (long long)nan);
+                    ++fails;
+                }
+                continue;
+            }
+            long long i = first_diff_u16(ref, got, dn);
+            if (i >= 0) {
+                print_error("split counters case %d mode %d: D[%lld] 0x%04x, reference 0x%04x\n", cs,
+                            m, i, got[i], ref[i]);
+                ++fails;
+            }
+        }
+        free(ref);
+        free(got);
+        const uint64_t bufs[] = {a[0], a[1], b, sa, sb, dd, g.workspace};
+        dev_free_list(D, bufs, (int)(sizeof bufs / sizeof bufs[0]));
+    }
+    printf("[ INFO     ] split counters: 2 cases x 3 modes of %d chained split-K GEMMs, %d failed\n",
+           IT, fails);
     assert_int_equal(fails, 0);
 }
 
@@ -1305,6 +1419,7 @@ int main(void) {
         cmocka_unit_test(test_validate_mx),
         cmocka_unit_test(test_validate_bf16_mx_path),
         cmocka_unit_test(test_pdl_chain),
+        cmocka_unit_test(test_split_counters_zeroed),
         cmocka_unit_test(test_pdl_gemm_gemv),
         cmocka_unit_test(test_bf16_auto),
         cmocka_unit_test(test_bf16_n128_c2_ragged),
