@@ -400,14 +400,22 @@ typedef struct our_call {
     ptxq_tensor a, b, dd, sa, sb;
     uint64_t a0, b0, a_step, b_step; /* copy i of A at a0 + i * a_step (B likewise) */
     int copies, next;
+    int primed; /* a call with this desc ran: its split-K counters are zero (--counters zeroed) */
 } our_call;
+
+/* --counters zeroed: every call after the first of a desc passes PTXQ_GEMM_COUNTERS_ZEROED (no
+ * counter memset between split-K calls); whoever changes c->desc clears c->primed */
+static int g_zeroed;
 
 static int our_run(void *p) {
     our_call *c = p;
     c->a.data = c->a0 + (uint64_t)c->next * c->a_step;
     c->b.data = c->b0 + (uint64_t)c->next * c->b_step;
     c->next = (c->next + 1) % c->copies;
-    return ptxq_gemm(c->d->ctx, &c->desc, &c->a, &c->b, &c->dd, c->d->stream) != PTXQ_OK;
+    ptxq_gemm_desc e = c->desc;
+    if (g_zeroed && c->primed) e.flags |= PTXQ_GEMM_COUNTERS_ZEROED;
+    c->primed = 1;
+    return ptxq_gemm(c->d->ctx, &e, &c->a, &c->b, &c->dd, c->d->stream) != PTXQ_OK;
 }
 
 static bench_copy g_copy;          /* D2D copy measured once per run */
@@ -572,6 +580,7 @@ static int bench_one(ptxq_dev *d, cublaslt *L, int have_lt, int64_t M, int64_t N
     char alt[1024] = "";
     for (int i = 1; i < g_nstore; ++i) { /* other epilogues, same inputs and process */
         c.desc.store = g_store[i];
+        c.primed = 0;
         double ams = -1;
         if (ptxq_gemm_plan_for(d->ctx, &c.desc, &c.a, &c.b, &c.dd, &plan) == PTXQ_OK)
             ams = time_ms(d, our_run, &c, 3, reps);
@@ -580,9 +589,11 @@ static int bench_one(ptxq_dev *d, cublaslt *L, int have_lt, int64_t M, int64_t N
                  plan.kernel, ams, ams > 0 ? flop / (ams * 1e9) : 0.0);
     }
     c.desc.store = g_store[0];
+    c.primed = 0;
     for (int i = 0; i < g_nalt; ++i) { /* --alt variants, same inputs and process */
         ptxq_gemm_desc saved = c.desc;
         alt_apply(&g_alt[i], &c.desc);
+        c.primed = 0;
         double ams = -1;
         char an[96] = "?";
         if (ptxq_gemm_plan_for(d->ctx, &c.desc, &c.a, &c.b, &c.dd, &plan) == PTXQ_OK) {
@@ -591,6 +602,7 @@ static int bench_one(ptxq_dev *d, cublaslt *L, int have_lt, int64_t M, int64_t N
         }
         alt_env_restore(&env0);
         c.desc = saved;
+        c.primed = 0;
         size_t used = strlen(alt);
         snprintf(alt + used, sizeof alt - used, "  [%s %.4f ms %.1f TFLOPS]", an, ams,
                  ams > 0 ? flop / (ams * 1e9) : 0.0);
@@ -729,6 +741,15 @@ int bench_gemm_main(int argc, char **argv) {
         return 2;
     }
     g_normal = !strcmp(data, "normal");
+    {
+        const char *zc = bench_opt(argc, argv, "--counters", "memset");
+        if (strcmp(zc, "memset") && strcmp(zc, "zeroed")) {
+            fprintf(stderr, "--counters: memset (the runtime zeroes the split-K counters before each "
+                            "call) or zeroed (PTXQ_GEMM_COUNTERS_ZEROED after a desc's first call)\n");
+            return 2;
+        }
+        g_zeroed = !strcmp(zc, "zeroed");
+    }
     g_batch = (int)bench_opt_int(argc, argv, "--batch", 1);
     if (g_batch < 1 || g_batch > 1000) {
         fprintf(stderr, "--batch: calls back to back per timing, 1 to 1000\n");
