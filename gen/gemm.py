@@ -75,6 +75,10 @@ to back (bench gemm --batch 20) 1.3-1.5 us a call faster on the small-M shapes w
 split-K counters' memset sits between the calls (its plain launch ends the overlap), within the
 clock's drift at M = 4096. Our CTA holds all of an SM's registers, so the next GEMM's CTAs get an
 SM only as ours exit. What it gives a PDL kernel behind a GEMM (the GEMVs are): not measured.
+With PTXQ_GEMM_COUNTERS_ZEROED (no memset: split_k_reduce leaves the counters at zero) the split-K
+rows keep PDL too: 20 back to back, 64 x 2112 x 7168 (7 splits) 17.2-17.4 -> 14.9 us a call,
+64 x 4096 x 7168 (4) 21.5-21.9 -> 19.2-19.3, 128 x 2112 x 7168 (7) 20.2 -> 17.5, the 2-split rows
+1.8-2.9 us less (H100, 2026-11-26, bench gemm --batch 20 --counters zeroed).
 Tiles are visited in grouped order: `group` M-tiles share an N sweep, so a wave of CTAs reuses
 the same A rows and B rows from L2. Work units: tiles, or (split-K) K ranges of tiles; with a
 tail split (args.full > 0) the first `full` units are whole tiles and only the last wave's tiles

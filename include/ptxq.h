@@ -472,7 +472,8 @@ ptxq_status ptxq_gemv(ptxq_context *ctx, const ptxq_gemv_desc *desc, const ptxq_
  * (griddepcontrol.wait) before it touches global memory, so the default is safe after any kernel.
  * It then lets a following PDL-launched kernel start early (which must wait in turn, as the
  * library's kernels do). PTXQ_GEMM_NO_PDL launches plainly; a driver without cuLaunchKernelEx
- * does too. The MX path's decode launches and the split-K memset are plain either way. */
+ * does too. The MX path's decode launches and the split-K memset are plain either way (with
+ * PTXQ_GEMM_COUNTERS_ZEROED there is no memset). */
 typedef enum ptxq_gemm_scaling {
     PTXQ_GEMM_SCALE_TENSOR = 1,
     PTXQ_GEMM_SCALE_ROW = 2,
