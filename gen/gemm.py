@@ -78,7 +78,8 @@ SM only as ours exit. What it gives a PDL kernel behind a GEMM (the GEMVs are): 
 With PTXQ_GEMM_COUNTERS_ZEROED (no memset: split_k_reduce leaves the counters at zero) the split-K
 rows keep PDL too: 20 back to back, 64 x 2112 x 7168 (7 splits) 17.2-17.4 -> 14.9 us a call,
 64 x 4096 x 7168 (4) 21.5-21.9 -> 19.2-19.3, 128 x 2112 x 7168 (7) 20.2 -> 17.5, the 2-split rows
-1.8-2.9 us less (H100, 2026-11-26, bench gemm --batch 20 --counters zeroed).
+1.8-2.9 us less (H100, 2026-11-26, bench gemm --batch 20 --counters zeroed); the H200 alike
+except 64 x 7168 x 16384 (2 splits, 112 CTAs): 48-50 -> 53 us with PDL, 47-48 with plain launches.
 Tiles are visited in grouped order: `group` M-tiles share an N sweep, so a wave of CTAs reuses
 the same A rows and B rows from L2. Work units: tiles, or (split-K) K ranges of tiles; with a
 tail split (args.full > 0) the first `full` units are whole tiles and only the last wave's tiles
