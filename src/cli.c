@@ -3,7 +3,7 @@
  *
  *   ptxq info                                     library, build and device report
  *   ptxq kernels [--target T] [--family F] [--no-sass]
- *   ptxq sass KERNEL [--target T] [--loads OPCODE] [--loops] [--ctrl]
+ *   ptxq sass KERNEL|FILE.cubin [--target T] [--loads OPCODE] [--loops] [--ctrl]
  *   ptxq sass KERNEL --yield OP:on|off[:FRAC]|OP:every:K --out FILE.cubin
  *   ptxq bench FAMILY [args...]                   bench/bench_<family>.c
  *   ptxq check FAMILY [args...]
@@ -39,10 +39,13 @@ static void usage(FILE *f) {
             "  kernels [--target T] [--family F] [--no-sass]\n"
             "                                every embedded cubin: launch shape, ptxas report and\n"
             "                                (with nvdisasm) an instruction histogram\n"
-            "  sass KERNEL [--target T] [--loads OPCODE] [--loops] [--ctrl]\n"
+            "  sass KERNEL|FILE.cubin [--target T] [--loads OPCODE] [--loops] [--ctrl]\n"
             "                                SASS of an embedded cubin (default target: the\n"
-            "                                device's, else sm_90a); --loads: where the LDGs of the\n"
-            "                                first loop holding OPCODE (e.g. IDP, FFMA) sit;\n"
+            "                                device's, else sm_90a) or of a cubin file (a\n"
+            "                                PTXQ_KERNEL_DIR override: its kernel is the file\n"
+            "                                name without .cubin / .sm_XXa); --loads: where\n"
+            "                                the LDGs of the first loop holding OPCODE (e.g. IDP,\n"
+            "                                FFMA) sit;\n"
             "                                --loops: no listing, each loop's instruction count,\n"
             "                                histogram and most frequent opcodes instead;\n"
             "                                --ctrl: each instruction's control bits (wait mask,\n"
@@ -508,24 +511,55 @@ static int print_loops(const char *text) {
     return 0;
 }
 
+static int cmd_sass_on(const ptxq_kernel_info *kp, const sass_opts *op);
+
 static int cmd_sass(int argc, char **argv) {
     sass_opts o;
     if (parse_sass_args(argc, argv, &o) != 0) return 2;
-    const char *name = o.name, *target = o.target, *loads = o.loads;
-    int loops = o.loops;
+    const char *name = o.name, *target = o.target;
     ptxq_kernel_info k;
+    unsigned char *file = NULL; /* a cubin file named on the command line */
+    char fname[128];
     if (ptxq_kernel_find(name, NULL, &k) != PTXQ_OK) {
-        fprintf(stderr, "ptxq sass: unknown kernel '%s' (see `ptxq kernels`)\n", name);
-        return 2;
+        char ferr[512];
+        size_t fsize = 0;
+        size_t nl = strlen(name);
+        if (nl < 6 || strcmp(name + nl - 6, ".cubin")) {
+            fprintf(stderr, "ptxq sass: unknown kernel '%s' (see `ptxq kernels`; a cubin file's name "
+                            "ends in .cubin)\n", name);
+            return 2;
+        }
+        if (sass_cubin_file(name, &file, &fsize, fname, sizeof fname, ferr, sizeof ferr) != 0) {
+            fprintf(stderr, "ptxq sass: %s\n", ferr);
+            return 2;
+        }
+        memset(&k, 0, sizeof k);
+        k.name = fname;
+        k.target = "(file)";
+        k.origin = name;
+        k.cubin = file;
+        k.cubin_size = fsize;
+    } else {
+        char dflt[16];
+        if (!target) default_target(dflt, sizeof dflt);
+        if (!target) target = dflt;
+        if (ptxq_kernel_find(name, target, &k) != PTXQ_OK) {
+            fprintf(stderr, "ptxq sass: kernel '%s' has no %s cubin; built for: ", name, target);
+            print_targets_of(name, stderr);
+            return 2;
+        }
     }
-    char dflt[16];
-    if (!target) default_target(dflt, sizeof dflt);
-    if (!target) target = dflt;
-    if (ptxq_kernel_find(name, target, &k) != PTXQ_OK) {
-        fprintf(stderr, "ptxq sass: kernel '%s' has no %s cubin; built for: ", name, target);
-        print_targets_of(name, stderr);
-        return 2;
-    }
+    int rc = cmd_sass_on(&k, &o);
+    free(file);
+    return rc;
+}
+
+/* ptxq sass on one cubin (embedded, or a file: k->target "(file)") */
+static int cmd_sass_on(const ptxq_kernel_info *kp, const sass_opts *op) {
+    ptxq_kernel_info k = *kp;
+    sass_opts o = *op;
+    const char *loads = o.loads;
+    int loops = o.loops;
     if (o.yield) return write_yield_copy(&k, o.yield, o.out);
     size_t code_off = 0, code_len = 0;
     if (o.ctrl && sass_cubin_code(k.cubin, k.cubin_size, k.name, &code_off, &code_len) != 0) {

@@ -13,6 +13,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <unistd.h>
 
 #include "ptxq.h"
 #include "sass.h"
@@ -314,6 +315,48 @@ static void test_loops(void **state) {
 }
 
 /* PTXQ_NVDISASM is the only candidate when set. */
+/* A cubin file named on `ptxq sass`'s command line: bytes as written, the kernel name from the
+ * file name (directory, ".cubin" and a ".sm_XXa" suffix dropped), clear refusals otherwise. */
+static void test_cubin_file(void **state) {
+    (void)state;
+    char dir[] = "/tmp/ptxq_cubin_XXXXXX";
+    assert_non_null(mkdtemp(dir));
+    const unsigned char data[] = {0x7f, 'E', 'L', 'F', 2, 1, 1, 0, 0xa5, 0x5a};
+    static const char *const files[] = {"gemm_x.sm_90a.cubin", "read_stream.cubin", ".cubin",
+                                        "empty.cubin", "a.ptx"};
+    static const char *const names[] = {"gemm_x", "read_stream", NULL, NULL, NULL};
+    char path[256], name[64], err[256];
+    for (int i = 0; i < 5; ++i) {
+        snprintf(path, sizeof path, "%s/%s", dir, files[i]);
+        FILE *f = fopen(path, "wb");
+        assert_non_null(f);
+        if (i != 3) assert_int_equal(fwrite(data, 1, sizeof data, f), sizeof data);
+        fclose(f);
+        unsigned char *bytes = NULL;
+        size_t size = 1;
+        err[0] = 0;
+        int rc = sass_cubin_file(path, &bytes, &size, name, sizeof name, err, sizeof err);
+        if (names[i]) {
+            assert_int_equal(rc, 0);
+            assert_string_equal(name, names[i]);
+            assert_int_equal(size, sizeof data);
+            assert_memory_equal(bytes, data, sizeof data);
+        } else {
+            assert_int_equal(rc, -1);
+            assert_null(bytes);
+            assert_true(err[0] != 0);
+        }
+        free(bytes);
+        remove(path);
+    }
+    snprintf(path, sizeof path, "%s/missing.cubin", dir);
+    unsigned char *bytes = NULL;
+    size_t size = 0;
+    assert_int_equal(sass_cubin_file(path, &bytes, &size, name, sizeof name, err, sizeof err), -1);
+    assert_non_null(strstr(err, "cannot open"));
+    rmdir(dir);
+}
+
 static void test_find_env(void **state) {
     (void)state;
     char *saved = getenv("PTXQ_NVDISASM") ? strdup(getenv("PTXQ_NVDISASM")) : NULL;
@@ -800,6 +843,7 @@ int main(void) {
         cmocka_unit_test(test_hist_print),
         cmocka_unit_test(test_loop_loads),
         cmocka_unit_test(test_loops),
+        cmocka_unit_test(test_cubin_file),
         cmocka_unit_test(test_find_env),
         cmocka_unit_test(test_disassemble_errors),
         cmocka_unit_test(test_quant_text),

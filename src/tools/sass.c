@@ -8,6 +8,47 @@
 #include <sys/wait.h>
 #include <unistd.h>
 
+/* ---- cubin files ------------------------------------------------------------------------- */
+
+int sass_cubin_file(const char *path, unsigned char **bytes, size_t *size, char *name, size_t namen,
+                    char *err, size_t errn) {
+    *bytes = NULL;
+    *size = 0;
+    const char *base = strrchr(path, '/');
+    base = base ? base + 1 : path;
+    size_t n = strlen(base);
+    if (n <= 6 || strcmp(base + n - 6, ".cubin")) {
+        snprintf(err, errn, "'%s' does not end in .cubin", path);
+        return -1;
+    }
+    n -= 6;
+    const char *dot = memchr(base, '.', n);
+    if (dot && !strncmp(dot, ".sm_", 4)) n = (size_t)(dot - base); /* a target suffix */
+    if (n == 0 || n >= namen) {
+        snprintf(err, errn, "'%s': no kernel name in the file name", path);
+        return -1;
+    }
+    memcpy(name, base, n);
+    name[n] = 0;
+    FILE *f = fopen(path, "rb");
+    if (!f) {
+        snprintf(err, errn, "cannot open '%s'", path);
+        return -1;
+    }
+    long len = fseek(f, 0, SEEK_END) == 0 ? ftell(f) : -1;
+    unsigned char *buf = len > 0 && fseek(f, 0, SEEK_SET) == 0 ? malloc((size_t)len) : NULL;
+    int ok = buf && fread(buf, 1, (size_t)len, f) == (size_t)len;
+    fclose(f);
+    if (!ok) {
+        free(buf);
+        snprintf(err, errn, "cannot read '%s' (or it is empty)", path);
+        return -1;
+    }
+    *bytes = buf;
+    *size = (size_t)len;
+    return 0;
+}
+
 /* ---- finding nvdisasm --------------------------------------------------------------------- */
 
 static int is_exec(const char *p) { return p && *p && access(p, X_OK) == 0; }

@@ -80,6 +80,13 @@ int sass_no_nvdisasm(void);
  * text (malloc'd, the caller frees it), or NULL with a message in err[0..errn). */
 char *sass_disassemble(const unsigned char *cubin, size_t size, char *err, size_t errn);
 
+/* A cubin file (a PTXQ_KERNEL_DIR override, ptxas -o, a --yield copy): its bytes (malloc'd,
+ * *size of them) and its kernel's entry name, the file name without its directory, ".cubin" and
+ * a ".sm_XXa" target suffix ("dir/gemm_x.sm_90a.cubin" -> "gemm_x"). 0, or -1 with err set (not a
+ * readable, non-empty file whose name ends in .cubin). */
+int sass_cubin_file(const char *path, unsigned char **bytes, size_t *size, char *name, size_t namen,
+                    char *err, size_t errn);
+
 /* Histograms of n cubins, with up to jobs nvdisasm processes at once (jobs <= 0: one per online
  * CPU, at most 32): nvdisasm takes about half a second per cubin, mostly start-up. out[i] is
  * zeroed where cubin i failed; st (may be NULL) gets 0 or -1 per cubin; err the first failure.
