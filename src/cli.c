@@ -529,6 +529,10 @@ static int cmd_sass(int argc, char **argv) {
                             "ends in .cubin)\n", name);
             return 2;
         }
+        if (target) {
+            fprintf(stderr, "ptxq sass: --target is for embedded kernels, not a cubin file\n");
+            return 2;
+        }
         if (sass_cubin_file(name, &file, &fsize, fname, sizeof fname, ferr, sizeof ferr) != 0) {
             fprintf(stderr, "ptxq sass: %s\n", ferr);
             return 2;
