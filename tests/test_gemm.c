@@ -1076,8 +1076,8 @@ static void test_pdl_chain(void **state) {
     assert_int_equal(fails, 0);
 }
 
-/* PTXQ_GEMM_COUNTERS_ZEROED: split-K GEMMs (block-scaled, M = 64 on 4 splits, and per-tensor with
- * a cluster on 3) chained without the runtime's counter memset. Every call must leave its counters
+/* PTXQ_GEMM_COUNTERS_ZEROED: split-K GEMMs (block-scaled, M = 64 on 4 splits; per-tensor with a
+ * cluster on 3; a tail split) chained without the runtime's counter memset. Every call must leave its counters
  * at zero (the last unit of a tile resets its own), else the next call's units never see the count
  * reach the split count, nobody reduces, and D keeps its NaN poison. Modes: the first call without
  * the flag and the rest with it, back to back (PDL); the same captured in a graph; a workspace the
@@ -1090,8 +1090,13 @@ static void test_split_counters_zeroed(void **state) {
     ptxq_dev *D = &g_gpu.dev;
     enum { IT = 5 };
     int fails = 0;
-    for (int cs = 0; cs < 2; ++cs) {
-        const int64_t M = cs ? 200 : 64, N = cs ? 520 : 1000, K = cs ? 2048 : 4096;
+    /* block-scaled M = 64 on 4 splits; per-tensor with a cluster on 3; per-tensor 2176 x 1024 at
+     * tile_n 128 with the runtime's pick: 136 tiles on 132 SMs, a tail split of the last 4 */
+    static const struct { int64_t M, N, K; int block, split, cluster, tile_n; } cases[] = {
+        {64, 1000, 4096, 1, 4, 0, 0}, {200, 520, 2048, 0, 3, 2, 0}, {2176, 1024, 4096, 0, 0, 1, 128}};
+    const int ncase = (int)(sizeof cases / sizeof cases[0]);
+    for (int cs = 0; cs < ncase; ++cs) {
+        const int64_t M = cases[cs].M, N = cases[cs].N, K = cases[cs].K;
         rng64 rg = {g_gpu.seed++ * 2 + 1};
         uint64_t a[2], b = dev_alloc(D, (size_t)(N * K));
         for (int j = 0; j < 2; ++j) {
@@ -1108,9 +1113,11 @@ static void test_split_counters_zeroed(void **state) {
         ptxq_tensor SA = ptxq_tensor_make(PTXQ_F32, 2, (int64_t[]){M, nkb}, sa);
         ptxq_tensor SB = ptxq_tensor_make(PTXQ_F32, 2, (int64_t[]){nbn, nkb}, sb);
         ptxq_tensor S1 = ptxq_tensor_make(PTXQ_F32, 1, (int64_t[]){1}, sa);
-        ptxq_gemm_desc g = {.scaling = cs ? PTXQ_GEMM_SCALE_TENSOR : PTXQ_GEMM_SCALE_BLOCK,
-                            .a_scale = cs ? &S1 : &SA, .b_scale = cs ? &S1 : &SB,
-                            .split_k = cs ? 3 : 4, .cluster = cs ? 2 : 0};
+        const int blk = cases[cs].block;
+        ptxq_gemm_desc g = {.scaling = blk ? PTXQ_GEMM_SCALE_BLOCK : PTXQ_GEMM_SCALE_TENSOR,
+                            .a_scale = blk ? &SA : &S1, .b_scale = blk ? &SB : &S1,
+                            .split_k = cases[cs].split, .cluster = cases[cs].cluster,
+                            .tile_n = cases[cs].tile_n};
         size_t dn = (size_t)(IT * M * N), wsb = 0;
         uint64_t dd = dev_alloc(D, dn * 2);
         ptxq_tensor D0 = ptxq_tensor_make(PTXQ_BF16, 2, (int64_t[]){M, N}, dd);
@@ -1121,6 +1128,8 @@ static void test_split_counters_zeroed(void **state) {
         ptxq_gemm_plan pl;
         assert_int_equal(ptxq_gemm_plan_for(D->ctx, &g, &A[0], &B, &D0, &pl), PTXQ_OK);
         assert_true(pl.splits > 1 && pl.counters_offset < pl.workspace_bytes);
+        if (!cases[cs].split) /* the tail split: whole tiles first, then the split ones */
+            assert_true(pl.split_tiles > 0 && pl.split_tiles * (unsigned)pl.splits < pl.units);
         uint16_t *ref = malloc(dn * 2), *got = malloc(dn * 2);
         assert_non_null(ref);
         assert_non_null(got);
@@ -1174,8 +1183,8 @@ static void test_split_counters_zeroed(void **state) {
         const uint64_t bufs[] = {a[0], a[1], b, sa, sb, dd, g.workspace};
         dev_free_list(D, bufs, (int)(sizeof bufs / sizeof bufs[0]));
     }
-    printf("[ INFO     ] split counters: 2 cases x 3 modes of %d chained split-K GEMMs, %d failed\n",
-           IT, fails);
+    printf("[ INFO     ] split counters: %d cases x 3 modes of %d chained split-K GEMMs, %d failed\n",
+           ncase, IT, fails);
     assert_int_equal(fails, 0);
 }
 
