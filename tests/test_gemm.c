@@ -1346,6 +1346,38 @@ static int r2ur_descs_before_chains(const char *text) {
     return n;
 }
 
+/* 1 if the split-K counter's reset follows its increment: an ATOMG (the count, atom.add) and then
+ * a store of RZ with STG.E.STRONG.GPU (st.relaxed.gpu of 0), which PTXQ_GEMM_COUNTERS_ZEROED relies
+ * on (gen/gemm.py split_k_reduce); 0 otherwise. */
+static int split_counter_reset(const char *text) {
+    const char *atom = strstr(text, "ATOMG");
+    if (!atom) return 0;
+    for (const char *p = strstr(atom, "STG.E.STRONG.GPU"); p; p = strstr(p + 1, "STG.E.STRONG.GPU")) {
+        const char *eol = strchr(p, ';');
+        const char *rz = strstr(p, ", RZ");
+        if (eol && rz && rz < eol) return 1;
+    }
+    return 0;
+}
+
+static void test_counter_reset_text(void **state) {
+    (void)state;
+    const char *ok =
+        "        /*35d0*/                   ATOMG.E.ADD.STRONG.GPU PT, R194, desc[UR24][R2.64], R5 ;\n"
+        "        /*36e0*/              @!P0 STG.E.STRONG.GPU desc[UR24][R2.64], RZ ;\n";
+    const char *stored_value =
+        "        /*35d0*/                   ATOMG.E.ADD.STRONG.GPU PT, R194, desc[UR24][R2.64], R5 ;\n"
+        "        /*36e0*/              @!P0 STG.E.STRONG.GPU desc[UR24][R2.64], R7 ;\n"
+        "        /*36f0*/                   STG.E.64 desc[UR24][R4.64], RZ ;\n";
+    const char *before =
+        "        /*3500*/                   STG.E.STRONG.GPU desc[UR24][R2.64], RZ ;\n"
+        "        /*35d0*/                   ATOMG.E.ADD.STRONG.GPU PT, R194, desc[UR24][R2.64], R5 ;\n";
+    assert_int_equal(split_counter_reset(ok), 1);
+    assert_int_equal(split_counter_reset(stored_value), 0); /* not a zero, or not STRONG.GPU */
+    assert_int_equal(split_counter_reset(before), 0);       /* before the count */
+    assert_int_equal(split_counter_reset("EXIT ;\n"), 0);
+}
+
 static void test_r2ur_in_chains(void **state) {
     (void)state;
     const char *fixture =
@@ -1382,6 +1414,7 @@ static void test_gemm_sass(void **state) {
         if (!text) fail_msg("%s: %s", k.name, err);
         sass_histogram(text, &h);
         int r2ur = r2ur_in_chains(text), r2ur_desc = r2ur_descs_before_chains(text);
+        int reset = split_counter_reset(text);
         free(text);
         print_message("[  SASS    ] %s %s: %d regs, qgmma %d, hgmma %d, utmaldg %d, utmastg %d, ldl/stl "
                       "%d/%d, ldg128 %d, stg128 %d, r2ur in chains %d, descriptor r2ur before chains %d\n",
@@ -1396,6 +1429,10 @@ static void test_gemm_sass(void **state) {
         if (!strcmp(k.name, "gemm_mx_dequant")) { /* streaming: 16-byte loads and stores only */
             if (h.ldg[SASS_W128] < 2 || h.stg[SASS_W128] < 4 || h.mma) ++bad;
             continue;
+        }
+        if (!reset) {
+            print_error("%s %s: no split-K counter reset after its increment\n", k.name, k.target);
+            ++bad;
         }
         int ts = strstr(k.name, "_ts") != NULL; /* TMA-store epilogue: UTMASTG, else none */
         int bf16 = strstr(k.name, "_bf16_") != NULL; /* HGMMA, else QGMMA */
@@ -1424,6 +1461,7 @@ int main(void) {
     const struct CMUnitTest tests[] = {
         cmocka_unit_test(test_validate),
         cmocka_unit_test(test_r2ur_in_chains),
+        cmocka_unit_test(test_counter_reset_text),
         cmocka_unit_test(test_gemm_sass),
         cmocka_unit_test(test_validate_mx),
         cmocka_unit_test(test_validate_bf16_mx_path),
