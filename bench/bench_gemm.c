@@ -18,14 +18,19 @@
  *                   e.g. --alt "pipe=h2;split=1", --alt "mx=1;mx=2" or --alt "scales=warp")
  *                   [--group G] [--cluster 0|1|2] [--ctas C] [--reps R] [--no-cublas]
  *                   [--pdl on|off] (on, the library's default: our GEMMs are launched with
- *                   programmatic dependent launch; cuBLASLt's are plain launches. Measured on an
- *                   H100: back-to-back GEMMs within -3%..+4% either way)
+ *                   programmatic dependent launch; cuBLASLt's are plain launches)
+ *                   [--batch N] (N calls back to back between a timing's events, the time per
+ *                   call; 1, the default: one call, the stream synchronized after it, where PDL
+ *                   cannot show. Measured on an H100: single calls within -3%..+4% either way,
+ *                   20 back to back 1.3-1.5 us a call faster with PDL on small-M shapes)
+ *                   [--counters memset|zeroed] (zeroed: PTXQ_GEMM_COUNTERS_ZEROED from a desc's
+ *                   second call on, no split-K counter memset between the calls)
  *                   [--a e4m3|e5m2|bf16] [--b e4m3|e5m2|bf16] [--out bf16|f16|f32] [--sweep deepseek]
  *                   [--data uniform|normal] (operand codes: uniform (default) or N(0,1) scaled
  *                   to E4M3's range per block, as DeepGEMM's tests quantize torch.randn)
  *                   [--flush MIB] (a memset of MIB MiB on the stream before each timed call, outside
  *                   its events: DeepGEMM's benchmark method, an 8 GB memset between calls, which
- *                   flushes L2 and leaves the SMs idle between GEMMs; 0, the default: back to back.
+ *                   flushes L2 and leaves the SMs idle between GEMMs; 0, the default: none.
  *                   Measured on an H100: ours gains 0-1% from the pause, DeepGEMM's kernel 3-13%)
  *                   Each timing is sampled by NVML where the driver has it (bench_nvml.h): the
  *                   SM clock, power and whether the power cap held the clock down, per side.
