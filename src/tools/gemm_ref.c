@@ -13,7 +13,7 @@ uint8_t gemm_rand_e4m3(rng64 *r) {
     return c;
 }
 
-static float rand_scale(rng64 *r, double lo_log2, double hi_log2) {
+float gemm_rand_scale(rng64 *r, double lo_log2, double hi_log2) {
     return (float)exp2(lo_log2 + (hi_log2 - lo_log2) * rng_uniform(r));
 }
 
@@ -126,11 +126,11 @@ int gemm_case_run(ptxq_dev *d, const gemm_cfg *c, uint64_t seed, gemm_result *re
     uint8_t *csa = mx ? xmalloc((size_t)(nsa * sla)) : NULL, *csb = mx ? xmalloc((size_t)(nsb * slb)) : NULL;
     for (int64_t i = 0; i < nsa * sla; ++i) {
         if (mx) csa[i] = (uint8_t)(127 + (int)lo + (int)(rng_uniform(&r) * (hi - lo + 1)));
-        hsa[i] = mx ? (float)ldexp(1, csa[i] - 127) : rand_scale(&r, lo, hi);
+        hsa[i] = mx ? (float)ldexp(1, csa[i] - 127) : gemm_rand_scale(&r, lo, hi);
     }
     for (int64_t i = 0; i < nsb * slb; ++i) {
         if (mx) csb[i] = (uint8_t)(127 + (int)lo + (int)(rng_uniform(&r) * (hi - lo + 1)));
-        hsb[i] = mx ? (float)ldexp(1, csb[i] - 127) : rand_scale(&r, lo, hi);
+        hsb[i] = mx ? (float)ldexp(1, csb[i] - 127) : gemm_rand_scale(&r, lo, hi);
     }
     /* C (random, d's dtype and layout) and bias */
     void *hc = NULL, *hbias = NULL;

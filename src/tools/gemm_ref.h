@@ -80,5 +80,7 @@ int gemm_case_run(ptxq_dev *d, const gemm_cfg *cfg, uint64_t seed, gemm_result *
 /* Random E4M3 code, never zero and never NaN: |value| spread over 2^-2..2^2, mostly positive
  * (values in [-1, 3) before scaling) so that many outputs are well-conditioned. */
 uint8_t gemm_rand_e4m3(rng64 *r);
+/* A random F32 scale, log-uniform in [2^lo_log2, 2^hi_log2) (the cases' A and B scales). */
+float gemm_rand_scale(rng64 *r, double lo_log2, double hi_log2);
 
 #endif
