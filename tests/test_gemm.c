@@ -937,11 +937,11 @@ static void upload_random(ptxq_dev *D, rng64 *r, uint64_t dst, int64_t n, int bf
     free(h);
 }
 
-/* n F32 scales in [0.5, 2), uploaded. */
+/* n F32 scales in [0.5, 2) (gemm_rand_scale), uploaded. */
 static void upload_scales(ptxq_dev *D, rng64 *r, uint64_t dst, int64_t n) {
     float *h = malloc((size_t)n * 4);
     assert_non_null(h);
-    for (int64_t i = 0; i < n; ++i) h[i] = (float)(0.5 + 1.5 * rng_uniform(r));
+    for (int64_t i = 0; i < n; ++i) h[i] = gemm_rand_scale(r, -1.0, 1.0);
     dev_upload(D, dst, h, (size_t)n * 4);
     free(h);
 }
@@ -955,6 +955,58 @@ static long long first_diff_u16(const uint16_t *ref, const uint16_t *got, size_t
 
 static void dev_free_list(ptxq_dev *D, const uint64_t *bufs, int n) {
     for (int i = 0; i < n; ++i) dev_free(D, bufs[i]);
+}
+
+/* Round `it` of a chain test, enqueued on the test device's stream: nonzero if a call failed. */
+typedef int (*chain_round_fn)(void *ctx, int it);
+
+/* One launch mode of a chain test: `rounds` rounds, captured in a CUDA graph and launched once
+ * when graph, the stream synchronized after every round when sync_each (the reference), then
+ * synchronized. 0, or 1 with the failure printed. */
+static int chain_launch(ptxq_dev *D, const char *what, int mode, int graph, int sync_each,
+                        int rounds, chain_round_fn round, void *ctx) {
+    int bad = graph && gputest_graph_begin(D, what);
+    for (int it = 0; it < rounds && !bad; ++it) {
+        if (round(ctx, it)) {
+            print_error("%s mode %d round %d: %s\n", what, mode, it, ptxq_last_error());
+            bad = 1;
+        }
+        if (sync_each) dev_sync(D);
+    }
+    if (graph && !gputest_graph_end_launch(D, !bad) && !bad) {
+        print_error("%s mode %d: the graph failed\n", what, mode);
+        bad = 1;
+    }
+    dev_sync(D);
+    return bad;
+}
+
+/* 0 if got equals ref bit for bit (n 16-bit words), else 1 with the first difference printed. */
+static int chain_same(const char *what, int mode, const uint16_t *ref, const uint16_t *got,
+                      size_t n) {
+    long long i = first_diff_u16(ref, got, n);
+    if (i < 0) return 0;
+    print_error("%s mode %d: D[%lld] 0x%04x, reference 0x%04x\n", what, mode, i, got[i], ref[i]);
+    return 1;
+}
+
+typedef struct pdl_chain_ctx {
+    ptxq_dev *D;
+    ptxq_gemm_desc e1, e2;
+    const ptxq_tensor *A1, *B1, *D1, *A2, *B2, *B3;
+    uint64_t d2;
+    int64_t M, N, n2;
+    int c;
+} pdl_chain_ctx;
+
+/* test_pdl_chain's round it: GEMM 1 (A1[it & 1] -> D1), then GEMM 2 (case c) into round it's D2 */
+static int pdl_chain_round(void *p, int it) {
+    const pdl_chain_ctx *x = p;
+    ptxq_tensor D2 = ptxq_tensor_make(PTXQ_BF16, 2, (int64_t[]){x->M, x->n2},
+                                      x->d2 + (uint64_t)(it * x->M * x->N * 2));
+    if (ptxq_gemm(x->D->ctx, &x->e1, &x->A1[it & 1], x->B1, x->D1, x->D->stream)) return 1;
+    return x->c == 2 ? ptxq_gemm(x->D->ctx, &x->e2, x->D1, x->B3, &D2, x->D->stream)
+                     : ptxq_gemm(x->D->ctx, &x->e2, x->A2, x->B2, &D2, x->D->stream);
 }
 
 /* Programmatic dependent launch: GEMM 2 reads GEMM 1's output D1 (BF16, TMA-store epilogue) right
@@ -1014,34 +1066,20 @@ static void test_pdl_chain(void **state) {
     assert_int_equal(ptxq_gemm_plan_for(D->ctx, &g1, &A1[0], &B1, &D1, &pl), PTXQ_OK);
     assert_int_equal(pl.store, 1); /* D1 by TMA stores */
     int fails = 0;
+    pdl_chain_ctx x = {.D = D, .A1 = A1, .B1 = &B1, .D1 = &D1, .A2 = &A2, .B2 = &B2, .B3 = &B3,
+                       .d2 = d2, .M = M, .N = N};
     for (int c = 0; c < 3; ++c) { /* GEMM 2: C = D1; C = D1 with split-K; A = D1 (BF16) */
         const ptxq_gemm_desc *gd = c == 0 ? &g2 : c == 1 ? &g4 : &g3;
         int64_t n2 = c == 2 ? N3 : N;
+        char what[32];
+        snprintf(what, sizeof what, "pdl chain case %d", c);
         for (int m = -1; m < 3; ++m) { /* -1: the reference; 0 no PDL, 1 PDL, 2 PDL in a graph */
-            ptxq_gemm_desc e1 = g1, e2 = *gd;
-            e1.flags = e2.flags = m <= 0 ? PTXQ_GEMM_NO_PDL : 0u;
+            x.e1 = g1, x.e2 = *gd, x.c = c, x.n2 = n2;
+            x.e1.flags = x.e2.flags = m <= 0 ? PTXQ_GEMM_NO_PDL : 0u;
             dev_fill(D, d1, 0xFF, (size_t)(M * N) * 2); /* NaN */
             dev_fill(D, d2, 0xFF, d2n * 2);
             dev_sync(D);
-            int bad = m == 2 && gputest_graph_begin(D, "pdl chain");
-            for (int it = 0; it < IT && !bad; ++it) {
-                ptxq_tensor D2 = ptxq_tensor_make(PTXQ_BF16, 2, (int64_t[]){M, n2},
-                                                  d2 + (uint64_t)(it * M * N * 2));
-                int st1 = ptxq_gemm(D->ctx, &e1, &A1[it & 1], &B1, &D1, D->stream);
-                int st2 = c == 2 ? ptxq_gemm(D->ctx, &e2, &D1, &B3, &D2, D->stream)
-                                 : ptxq_gemm(D->ctx, &e2, &A2, &B2, &D2, D->stream);
-                if (st1 || st2) {
-                    print_error("pdl chain case %d mode %d: %s\n", c, m, ptxq_last_error());
-                    bad = 1;
-                }
-                if (m < 0) dev_sync(D);
-            }
-            if (m == 2 && !gputest_graph_end_launch(D, !bad) && !bad) {
-                print_error("pdl chain case %d: the graph of PDL launches failed\n", c);
-                bad = 1;
-            }
-            dev_sync(D);
-            if (bad) {
+            if (chain_launch(D, what, m, m == 2, m < 0, IT, pdl_chain_round, &x)) {
                 ++fails;
                 continue;
             }
@@ -1060,12 +1098,7 @@ static void test_pdl_chain(void **state) {
                 }
                 continue;
             }
-            long long i = first_diff_u16(ref, got, used);
-            if (i >= 0) {
-                print_error("pdl chain case %d mode %d: D2[%lld] 0x%04x, reference 0x%04x\n", c, m,
-                            i, got[i], ref[i]);
-                ++fails;
-            }
+            fails += chain_same(what, m, ref, got, used);
         }
     }
     printf("[ INFO     ] pdl chain: 3 cases x 3 launch modes of %d GEMM pairs, %d failed\n", IT, fails);
@@ -1074,6 +1107,26 @@ static void test_pdl_chain(void **state) {
     const uint64_t bufs[] = {a1[0], a1[1], b1, s1, d1, a2, b2, b3, d2, g4.workspace};
     dev_free_list(D, bufs, (int)(sizeof bufs / sizeof bufs[0]));
     assert_int_equal(fails, 0);
+}
+
+typedef struct split_ctx {
+    ptxq_dev *D;
+    const ptxq_gemm_desc *g;
+    const ptxq_tensor *A, *B;
+    uint64_t dd;
+    int64_t M, N;
+    int mode;
+} split_ctx;
+
+/* test_split_counters_zeroed's round it: the flag on every call but the reference's and, except
+ * on the caller-zeroed workspace (mode 2), the first */
+static int split_round(void *p, int it) {
+    const split_ctx *x = p;
+    ptxq_gemm_desc e = *x->g;
+    e.flags = x->mode < 0 || (it == 0 && x->mode < 2) ? 0u : PTXQ_GEMM_COUNTERS_ZEROED;
+    ptxq_tensor Dt = ptxq_tensor_make(PTXQ_BF16, 2, (int64_t[]){x->M, x->N},
+                                      x->dd + (uint64_t)(it * x->M * x->N * 2));
+    return ptxq_gemm(x->D->ctx, &e, &x->A[it & 1], x->B, &Dt, x->D->stream);
 }
 
 /* PTXQ_GEMM_COUNTERS_ZEROED: split-K GEMMs (block-scaled, M = 64 on 4 splits; per-tensor with a
@@ -1133,6 +1186,8 @@ static void test_split_counters_zeroed(void **state) {
         uint16_t *ref = malloc(dn * 2), *got = malloc(dn * 2);
         assert_non_null(ref);
         assert_non_null(got);
+        char what[32];
+        snprintf(what, sizeof what, "split counters case %d", cs);
         for (int m = -1; m < 3; ++m) { /* -1 the reference, 0 back to back, 1 a graph, 2 zeroed */
             dev_fill(D, dd, 0xFF, dn * 2); /* NaN */
             if (m == 2) {
@@ -1140,24 +1195,8 @@ static void test_split_counters_zeroed(void **state) {
                 dev_fill(D, g.workspace + pl.counters_offset, 0, wsb - pl.counters_offset);
             }
             dev_sync(D);
-            int bad = m == 1 && gputest_graph_begin(D, "split counters");
-            for (int it = 0; it < IT && !bad; ++it) {
-                ptxq_gemm_desc e = g;
-                e.flags = m < 0 || (it == 0 && m < 2) ? 0u : PTXQ_GEMM_COUNTERS_ZEROED;
-                ptxq_tensor Dt = ptxq_tensor_make(PTXQ_BF16, 2, (int64_t[]){M, N},
-                                                  dd + (uint64_t)(it * M * N * 2));
-                if (ptxq_gemm(D->ctx, &e, &A[it & 1], &B, &Dt, D->stream)) {
-                    print_error("split counters case %d mode %d: %s\n", cs, m, ptxq_last_error());
-                    bad = 1;
-                }
-                if (m < 0) dev_sync(D);
-            }
-            if (m == 1 && !gputest_graph_end_launch(D, !bad) && !bad) {
-                print_error("split counters case %d: the graph failed\n", cs);
-                bad = 1;
-            }
-            dev_sync(D);
-            if (bad) {
+            split_ctx x = {.D = D, .g = &g, .A = A, .B = &B, .dd = dd, .M = M, .N = N, .mode = m};
+            if (chain_launch(D, what, m, m == 1, m < 0, IT, split_round, &x)) {
                 ++fails;
                 continue;
             }
@@ -1166,17 +1205,12 @@ static void test_split_counters_zeroed(void **state) {
                 int64_t nan = 0;
                 for (size_t i = 0; i < dn; ++i) nan += (ref[i] & 0x7F80) == 0x7F80 && (ref[i] & 0x7F);
                 if (nan) {
-                    print_error("split counters case %d: %lld NaN in the reference\n", cs, (long long)nan);
+                    print_error("%s: %lld NaN in the reference\n", what, (long long)nan);
                     ++fails;
                 }
                 continue;
             }
-            long long i = first_diff_u16(ref, got, dn);
-            if (i >= 0) {
-                print_error("split counters case %d mode %d: D[%lld] 0x%04x, reference 0x%04x\n", cs,
-                            m, i, got[i], ref[i]);
-                ++fails;
-            }
+            fails += chain_same(what, m, ref, got, dn);
         }
         free(ref);
         free(got);
@@ -1186,6 +1220,25 @@ static void test_split_counters_zeroed(void **state) {
     printf("[ INFO     ] split counters: %d cases x 3 modes of %d chained split-K GEMMs, %d failed\n",
            ncase, IT, fails);
     assert_int_equal(fails, 0);
+}
+
+typedef struct gemm_gemv_ctx {
+    ptxq_dev *D;
+    const ptxq_gemm_desc *e1, *e3;
+    const ptxq_gemv_desc *v;
+    const ptxq_tensor *A1, *B1, *D1, *AV, *SV, *X, *Y, *A3, *B3;
+    uint64_t d3;
+    int64_t N3;
+} gemm_gemv_ctx;
+
+/* test_pdl_gemm_gemv's round it: GEMM 1 -> D1, the GEMV (x = D1) -> y, GEMM 3 (A = y) -> D3[it] */
+static int gemm_gemv_round(void *p, int it) {
+    const gemm_gemv_ctx *x = p;
+    ptxq_tensor D3 = ptxq_tensor_make(PTXQ_BF16, 2, (int64_t[]){1, x->N3},
+                                      x->d3 + (uint64_t)(it * x->N3 * 2));
+    return ptxq_gemm(x->D->ctx, x->e1, &x->A1[it & 1], x->B1, x->D1, x->D->stream) ||
+           ptxq_gemv(x->D->ctx, x->v, x->AV, x->SV, x->X, NULL, x->Y, x->D->stream) ||
+           ptxq_gemm(x->D->ctx, x->e3, x->A3, x->B3, &D3, x->D->stream);
 }
 
 /* Across families: GEMM 1 writes D1 [1, K2] (BF16), an MXFP8 GEMV reads it as its BF16 x and
@@ -1249,24 +1302,10 @@ static void test_pdl_gemm_gemv(void **state) {
         dev_fill(D, y, 0xFF, (size_t)M2 * 2);
         dev_fill(D, d3, 0xFF, d3n * 2);
         dev_sync(D);
-        int bad = m == 1 && gputest_graph_begin(D, "pdl gemm-gemv");
-        for (int it = 0; it < IT && !bad; ++it) {
-            ptxq_tensor D3 = ptxq_tensor_make(PTXQ_BF16, 2, (int64_t[]){1, N3},
-                                              d3 + (uint64_t)(it * N3 * 2));
-            if (ptxq_gemm(D->ctx, &e1, &A1[it & 1], &B1, &D1, D->stream) ||
-                ptxq_gemv(D->ctx, &v, &AV, &SV, &X, NULL, &Y, D->stream) ||
-                ptxq_gemm(D->ctx, &e3, &A3, &B3, &D3, D->stream)) {
-                print_error("pdl gemm-gemv mode %d: %s\n", m, ptxq_last_error());
-                bad = 1;
-            }
-            if (m < 0) dev_sync(D);
-        }
-        if (m == 1 && !gputest_graph_end_launch(D, !bad) && !bad) {
-            print_error("pdl gemm-gemv: the graph of PDL launches failed\n");
-            bad = 1;
-        }
-        dev_sync(D);
-        if (bad) {
+        gemm_gemv_ctx x = {.D = D, .e1 = &e1, .e3 = &e3, .v = &v, .A1 = A1, .B1 = &B1, .D1 = &D1,
+                           .AV = &AV, .SV = &SV, .X = &X, .Y = &Y, .A3 = &A3, .B3 = &B3, .d3 = d3,
+                           .N3 = N3};
+        if (chain_launch(D, "pdl gemm-gemv", m, m == 1, m < 0, IT, gemm_gemv_round, &x)) {
             ++fails;
             continue;
         }
@@ -1285,12 +1324,7 @@ static void test_pdl_gemm_gemv(void **state) {
             }
             continue;
         }
-        long long i = first_diff_u16(ref, got, d3n);
-        if (i >= 0) {
-            print_error("pdl gemm-gemv mode %d: D3[%lld] 0x%04x, reference 0x%04x\n", m, i, got[i],
-                        ref[i]);
-            ++fails;
-        }
+        fails += chain_same("pdl gemm-gemv", m, ref, got, d3n);
     }
     printf("[ INFO     ] pdl gemm-gemv-gemm: 2 launch modes of %d rounds, %d failed\n", IT, fails);
     free(ref);
