@@ -1776,13 +1776,23 @@ class G:
                     k(f"@{pt} st.global.f32 [{dp}+{o4}], {v}")
         k.label(lab_end)
 
-    def row_col_scales(self, q, sc):
-        """ROW epilogue: sc[0], sc[1] = sb of this thread's columns 8q + 2t, 8q + 2t + 1"""
+    def row_col_scales(self, q, sc, nrem=None):
+        """ROW epilogue: sc[0], sc[1] = sb of this thread's columns 8q + 2t, 8q + 2t + 1. With
+        nrem (N - (n0 + 2t), signed) a column at or past N reads nothing and gets 0."""
         k = self.k
         k(f"mad.lo.u64 %sb_q, %a_sbn, {32 * q}, %sb_col")
-        k(f"ld.global.nc.f32 {sc[0]}, [%sb_q]")
-        k(f"add.s64 %sb_q, %sb_q, %sbn4")
-        k(f"ld.global.nc.f32 {sc[1]}, [%sb_q]")
+        if nrem is None:
+            k(f"ld.global.nc.f32 {sc[0]}, [%sb_q]")
+            k(f"add.s64 %sb_q, %sb_q, %sbn4")
+            k(f"ld.global.nc.f32 {sc[1]}, [%sb_q]")
+            return
+        p = k.reg(".pred", "p_sbcol")
+        for e in (0, 1):
+            if e:
+                k(f"add.s64 %sb_q, %sb_q, %sbn4")
+            k(f"mov.f32 {sc[e]}, 0f00000000")
+            k(f"setp.gt.s32 {p}, {nrem}, {8 * q + e}")
+            k(f"@{p} ld.global.nc.f32 {sc[e]}, [%sb_q]")
 
     def epilogue_tma(self, acc, m0, n0, scaled, v0, v1, h, sc):
         """TMA-store epilogue (runtime guarantees: plain BF16 D, no C / bias / groups, 16-byte
@@ -1822,10 +1832,17 @@ class G:
             xo.append(k.reg(".b32", f"ts_a{c}"))
             k(f"xor.b32 {tx}, {gx}, {c << 4}")
             k(f"add.u32 {xo[c]}, {thr}, {tx}")
+        nrem = None
+        if self.mode == "row":
+            nrem = k.reg(".b32", "ts_nrem")
+            k.comment("NOTE: the TMA store clips D at N, but the column scales are plain loads: those of\n"
+                      "columns at or past N (the last column tile) are not read (ts_nrem = N - (n0 + 2t))")
+            k(f"mad.lo.u32 {nrem}, {t4}, 2, {n0}")
+            k(f"sub.u32 {nrem}, %a_n, {nrem}")
         for q in range(nq):
             s_, c = q >> 3, q & 7
             if self.mode == "row":
-                self.row_col_scales(q, sc)
+                self.row_col_scales(q, sc, nrem)
             for r in (0, 1):
                 scaled(v0, 4 * q + 2 * r, r, 0)
                 scaled(v1, 4 * q + 2 * r + 1, r, 1)
