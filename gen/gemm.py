@@ -1014,6 +1014,9 @@ class G:
         mr0, mr1 = k.reg(".b32", "m_r0"), k.reg(".b32", "m_r1")
         pr0, pr1 = k.reg(".pred", "p_row0"), k.reg(".pred", "p_row1")
         pdone = k.reg(".pred", "p_cdone")
+        if self.mode == "mx":
+            k.comment("K blocks this warpgroup has taken scales for, over all its units (buffer parity)")
+            k(f"mov.u32 {k.reg('.b32', 'mx_seq')}, 0")
         self.consumer_tile_begin(ring, tile, m0, n0, kb, mr0, mr1, pr0, pr1, pdone, rbase, acc)
         if self.idle:
             k("@%p_wgidle bra.uni C_IDLE")
@@ -1481,7 +1484,11 @@ class G:
         warpgroup's buffer of parity kb % 2 ([k32 step][128 columns] f32), then the warpgroup
         meets. Each thread reads its columns' floats per step in mx_kblock.
         NOTE: two buffers: a thread writing K block kb + 1 has passed this block's barrier, which
-        every thread reaches only after reading block kb - 1 (the other buffer)."""
+        every thread reaches only after reading block kb - 1 (the other buffer). The parity is
+        the warpgroup's running count of K blocks (%mx_seq), not the unit's kb: with an odd K
+        block count a unit's first block and the previous unit's last one had the same parity,
+        and a fast thread wrote the buffer a slow one was still reading (compute-sanitizer
+        racecheck, 1000 x 1000 x 3200 on 50 CTAs; results were right by timing, 2026-11-26)."""
         k = self.k
         k(f"mov.u32 {k.reg('.b32', 'mx_sa0')}, 0")
         k(f"mov.u32 {k.reg('.b32', 'mx_sa1')}, 0")
@@ -1490,7 +1497,8 @@ class G:
         w, sl, f = k.reg(".b32", "mx_w"), k.reg(".b32", "mx_slot"), k.reg(".b32", "mx_f")
         k(f"mov.u32 {w}, 0")
         k(f"@%p_mxcol ld.global.nc.u32 {w}, [%mxb_ptr]")
-        k(f"and.b32 {sl}, {kb}, 1")
+        k(f"and.b32 {sl}, %mx_seq, 1")
+        k("add.u32 %mx_seq, %mx_seq, 1")
         k(f"mad.lo.u32 {sl}, {sl}, 2048, %mx_buf")
         tc = k.reg(".b32", "mx_tc")
         k(f"mov.u32 {tc}, %tid.x")
