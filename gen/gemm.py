@@ -1146,6 +1146,11 @@ class G:
         if pred:
             p = k.reg(".pred", "p_rel")
             k(f"and.pred {p}, {p_lane0}, {pred}")
+        if staged_scales(self.mode, self.pipe) and not self.sm:
+            k.comment("NOTE: every lane read the slot's scale products (ld.shared) that the scale warp\n"
+                      "overwrites once the slot is free: the warp barrier orders those reads before lane\n"
+                      "0's release (without it compute-sanitizer racecheck reports the pair as a race)")
+            k("bar.warp.sync 0xffffffff")
         sm90.mbar_arrive(k, bar, p)
         if self.cl > 1:
             sm90.mbar_arrive_remote(k, bar, "%peer_rank", k.reg(".b32", "t_remote"), p)
