@@ -34,7 +34,7 @@
  *                   Measured on an H100: ours gains 0-1% from the pause, DeepGEMM's kernel 3-13%)
  *                   Each timing is sampled by NVML where the driver has it (bench_nvml.h): the
  *                   SM clock, power and whether the power cap held the clock down, per side.
- *   ptxq check gemm [--m M --n N --k K] [--scaling S] [--tile-n T] [--cluster C] [--sample R] [--seed S]
+ *   ptxq check gemm [--m M --n N --k K] [--scaling S] [--tile-n T] [--cluster C] [--ctas C] [--sample R] [--seed S]
  *                   [--store 0|1|-1]
  *                   [--a e4m3|e5m2|bf16] [--b e4m3|e5m2|bf16] [--out bf16|f16|f32] [--batch L]
  *                   [--mx-path 0|1|2] [--sa-mmajor 1] [--sa-kpitch P] [--sb-nmajor 1]
@@ -896,6 +896,7 @@ int check_gemm_main(int argc, char **argv) {
                   .cluster = (int)bench_opt_int(argc, argv, "--cluster", 0),
                   .batch = (int)bench_opt_int(argc, argv, "--batch", 0),
                   .split_k = (int)bench_opt_int(argc, argv, "--split-k", 0),
+                  .ctas = (int)bench_opt_int(argc, argv, "--ctas", 0),
                   .store = (int)bench_opt_int(argc, argv, "--store", 0),
                   .mx_path = (int)bench_opt_int(argc, argv, "--mx-path", 0),
                   .sa_mmajor = (int)bench_opt_int(argc, argv, "--sa-mmajor", 0),

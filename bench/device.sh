@@ -11,6 +11,9 @@
 #                                     optionally after VAR=value words (its environment);
 #                                     output in $OUT/extra_<n>.txt
 #   STEP_TIMEOUT=300   seconds before any one test program or bench command is killed
+#   SANITIZE=memcheck  run the test programs under compute-sanitizer with that tool (memcheck,
+#                      racecheck, synccheck, initcheck; memcheck adds --leak-check full): any
+#                      error it reports fails the program (exit 86); meson's timeouts x 4
 # While the benches run, nvidia-smi samples SM clock, power and temperature every 200 ms into
 # $OUT/clocks.txt. Its SM clock is the requested one: FP8 GEMMs that it showed at 1980 MHz ran at
 # about 1540 (bench gemm measures that clock itself, ptx/clock_stamp.ptx).
@@ -41,10 +44,18 @@ if [ "${TESTS:-1}" != 0 ]; then
   t0=$(date +%s)
   sel=""
   [ "${TESTS:-1}" != 1 ] && sel=$TESTS
+  wrap=()
+  if [ -n "${SANITIZE:-}" ]; then
+    extra=""
+    [ "$SANITIZE" = memcheck ] && extra="--leak-check full"
+    wrap=(--timeout-multiplier 4 --wrapper "compute-sanitizer --tool $SANITIZE $extra --error-exitcode 86 --print-limit 40")
+    echo "tests under compute-sanitizer --tool $SANITIZE $extra"
+  fi
   # shellcheck disable=SC2086
-  meson test -C "$B" --print-errorlogs --verbose $sel >"$OUT/tests.log" 2>&1
+  meson test -C "$B" --print-errorlogs --verbose ${wrap[@]+"${wrap[@]}"} $sel >"$OUT/tests.log" 2>&1
   trc=$?
   grep -E '^\[  (PASSED|FAILED|SKIPPED) |^\[  FAILED  \]|FAIL  |\[ FAIL|Ok:|Fail:|Skipped:|Timeout:' "$OUT/tests.log" | tail -30
+  [ -n "${SANITIZE:-}" ] && grep -E 'ERROR SUMMARY|LEAK SUMMARY|LEAKED' "$OUT/tests.log" | sort | uniq -c
   echo "tests: $(( $(date +%s) - t0 )) s"
 fi
 "$B/ptxq" info | tee -a "$OUT/info.txt"

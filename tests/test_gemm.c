@@ -22,6 +22,7 @@
 #include "gputest.h"
 #include "ptxq.h"
 #include "sass.h"
+#include "test_filter.h"
 
 static gputest g_gpu;
 
@@ -1660,5 +1661,6 @@ int main(void) {
         cmocka_unit_test(test_split_contig_p2),
         cmocka_unit_test(test_split_n192_e5m2),
     };
+    test_filter_from_env();
     return cmocka_run_group_tests(tests, setup, teardown);
 }

@@ -26,6 +26,7 @@
 #include "internal.h"
 #include "gputest.h"
 #include "sass.h"
+#include "test_filter.h"
 
 static gputest g_test;
 
@@ -1259,5 +1260,6 @@ int main(void) {
         cmocka_unit_test(test_bulk),
         cmocka_unit_test(test_bulk_reference),
     };
+    test_filter_from_env();
     return cmocka_run_group_tests(tests, setup, teardown);
 }

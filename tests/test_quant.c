@@ -18,6 +18,7 @@
 
 #include "gputest.h"
 #include "quant_case.h"
+#include "test_filter.h"
 
 static gputest g_test;
 
@@ -229,6 +230,7 @@ static void test_graph_capture(void **state) {
              dw = dev_alloc(&g_test.dev, 4);
     dev_upload(&g_test.dev, dx, hx, n * 2);
     dev_fill(&g_test.dev, dq, 0x5A, n);
+    dev_fill(&g_test.dev, dw, 0x5A, 4); /* read back below: capture must leave it alone */
     ptxq_quant_desc d;
     memset(&d, 0, sizeof d);
     d.mode = PTXQ_QUANT_FP8_TENSOR;
@@ -242,11 +244,13 @@ static void test_graph_capture(void **state) {
     assert_int_equal(ptxq_quantize(g_test.dev.ctx, &d, &x, &q, &s, g_test.dev.stream), PTXQ_OK);
     assert_int_equal(D->cuStreamEndCapture(g_test.dev.stream, &graph), CUDA_SUCCESS);
     assert_int_equal(D->cuGraphInstantiateWithFlags(&exec, graph, 0), CUDA_SUCCESS);
-    float got_amax = -1;
-    dev_download(&g_test.dev, &got_amax, dw, 4);
+    uint32_t w0 = 0;
+    dev_download(&g_test.dev, &w0, dw, 4);
     unsigned char q0;
     dev_download(&g_test.dev, &q0, dq, 1);
     assert_int_equal(q0, 0x5A); /* capture enqueued nothing */
+    assert_int_equal(w0, 0x5A5A5A5Au);
+    float got_amax = -1;
     for (int rep = 0; rep < 3; ++rep) {
         dev_fill(&g_test.dev, dq, 0x5A, n);
         assert_int_equal(D->cuGraphLaunch(exec, g_test.dev.stream), CUDA_SUCCESS);
@@ -422,5 +426,6 @@ int main(void) {
         cmocka_unit_test(test_override),
         cmocka_unit_test(test_dequant),
     };
+    test_filter_from_env();
     return cmocka_run_group_tests(tests, setup, teardown);
 }
