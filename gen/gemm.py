@@ -1149,7 +1149,9 @@ class G:
         if staged_scales(self.mode, self.pipe) and not self.sm:
             k.comment("NOTE: every lane read the slot's scale products (ld.shared) that the scale warp\n"
                       "overwrites once the slot is free: the warp barrier orders those reads before lane\n"
-                      "0's release (without it compute-sanitizer racecheck reports the pair as a race)")
+                      "0's release. compute-sanitizer racecheck (CUDA 13.0) still reports the pair: it does\n"
+                      "not follow mbarrier try_wait.parity handoffs (a minimal two-warp kernel with the same\n"
+                      "handoff is reported too; bench/RESULTS.md, 2026-11-26)")
             k("bar.warp.sync 0xffffffff")
         sm90.mbar_arrive(k, bar, p)
         if self.cl > 1:
