@@ -11,6 +11,9 @@
 #                                     optionally after VAR=value words (its environment);
 #                                     output in $OUT/extra_<n>.txt
 #   STEP_TIMEOUT=300   seconds before any one test program or bench command is killed
+#   PTXQ_TEST_GUARD=1  (the default here; 0 turns it off) the test programs place every device
+#                      buffer so that it ends where an unmapped page begins (src/tools/devbuf.c):
+#                      a kernel that runs past the end of any buffer faults and fails its test
 #   SANITIZE=memcheck  run the test programs under compute-sanitizer with that tool (memcheck,
 #                      racecheck, synccheck, initcheck; memcheck adds --leak-check full): any
 #                      error it reports fails the program (exit 86); meson's timeouts x 4
@@ -44,6 +47,8 @@ if [ "${TESTS:-1}" != 0 ]; then
   t0=$(date +%s)
   sel=""
   [ "${TESTS:-1}" != 1 ] && sel=$TESTS
+  export PTXQ_TEST_GUARD=${PTXQ_TEST_GUARD:-1}
+  echo "test buffers end at an unmapped page: PTXQ_TEST_GUARD=$PTXQ_TEST_GUARD"
   wrap=()
   if [ -n "${SANITIZE:-}" ]; then
     extra=""

@@ -899,7 +899,8 @@ static void test_refused_untouched(void **state) {
     desc.scaling = PTXQ_GEMM_SCALE_BLOCK;
     assert_int_equal(ptxq_gemm(d->ctx, &desc, &ta, &tb, &td, d->stream), PTXQ_ERR_SCALE_SHAPE);
     /* MX, dequantize path forced with a workspace one byte short of the BF16 copies */
-    uint64_t sx = dev_alloc(d, (size_t)(M + N) * (K / 32)), ws = dev_alloc(d, (size_t)(M + N) * K * 2);
+    uint64_t sx = dev_alloc(d, (size_t)(M + N) * (K / 32));
+    uint64_t ws = dev_alloc_aligned(d, (size_t)(M + N) * K * 2, 256);
     dev_fill(d, sx, 127, (size_t)(M + N) * (K / 32));
     ptxq_tensor tsa = ptxq_tensor_make(PTXQ_UE8M0, 2, (int64_t[]){M, K / 32}, sx);
     ptxq_tensor tsb = ptxq_tensor_make(PTXQ_UE8M0, 2, (int64_t[]){N, K / 32}, sx + (uint64_t)(M * (K / 32)));
@@ -1061,7 +1062,7 @@ static void test_pdl_chain(void **state) {
     size_t wsb = 0;
     assert_int_equal(ptxq_gemm_workspace_size(&g4, &A2, &B2, &D1, &wsb), PTXQ_OK);
     assert_true(wsb > 0);
-    g4.workspace = dev_alloc(D, wsb);
+    g4.workspace = dev_alloc_aligned(D, wsb, 256);
     g4.workspace_bytes = wsb;
     ptxq_gemm_plan pl;
     assert_int_equal(ptxq_gemm_plan_for(D->ctx, &g1, &A1[0], &B1, &D1, &pl), PTXQ_OK);
@@ -1177,7 +1178,7 @@ static void test_split_counters_zeroed(void **state) {
         ptxq_tensor D0 = ptxq_tensor_make(PTXQ_BF16, 2, (int64_t[]){M, N}, dd);
         assert_int_equal(ptxq_gemm_workspace_size(&g, &A[0], &B, &D0, &wsb), PTXQ_OK);
         assert_true(wsb > 0);
-        g.workspace = dev_alloc(D, wsb);
+        g.workspace = dev_alloc_aligned(D, wsb, 256);
         g.workspace_bytes = wsb;
         ptxq_gemm_plan pl;
         assert_int_equal(ptxq_gemm_plan_for(D->ctx, &g, &A[0], &B, &D0, &pl), PTXQ_OK);

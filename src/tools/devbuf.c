@@ -1,7 +1,9 @@
 /* devbuf.c -- device plumbing for tools and tests (see devbuf.h). */
 #include "devbuf.h"
 
+#include <dlfcn.h>
 #include <math.h>
+#include <pthread.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -40,16 +42,135 @@ void dev_close(ptxq_dev *d) {
     memset(d, 0, sizeof *d);
 }
 
-uint64_t dev_alloc(ptxq_dev *d, size_t bytes) {
+/* Guard mode (PTXQ_TEST_GUARD=1, or =A: the buffers' alignment A, a power of two, default 16, the
+ * library's strictest requirement): every dev_alloc buffer is placed by CUDA's virtual memory
+ * management so that it ends where an unmapped granule begins (its size rounded up to A), so a
+ * kernel that reads or writes past the end of any buffer faults instead of touching its
+ * neighbour. The entry points come from the libcuda.so.1 the library already loaded. */
+typedef struct guard_map {
+    uint64_t p, va;
+    size_t map, gran;
+    CUmemGenericAllocationHandle h;
+} guard_map;
+
+static struct {
+    pthread_once_t once;
+    pthread_mutex_t mu;
+    int on;
+    size_t align;
+    guard_map *m;
+    size_t n, cap;
+    __typeof__(cuMemAddressReserve) *reserve;
+    __typeof__(cuMemAddressFree) *addr_free;
+    __typeof__(cuMemCreate) *create;
+    __typeof__(cuMemRelease) *release;
+    __typeof__(cuMemMap) *map;
+    __typeof__(cuMemUnmap) *unmap;
+    __typeof__(cuMemSetAccess) *access;
+    __typeof__(cuMemGetAllocationGranularity) *granularity;
+} g_guard = {.once = PTHREAD_ONCE_INIT, .mu = PTHREAD_MUTEX_INITIALIZER};
+
+static void guard_init(void) {
+    const char *e = getenv("PTXQ_TEST_GUARD");
+    if (!e || !*e || !strcmp(e, "0")) return;
+    long a = atol(e);
+    g_guard.align = a > 1 && (a & (a - 1)) == 0 ? (size_t)a : 16;
+    void *h = dlopen("libcuda.so.1", RTLD_NOW | RTLD_NOLOAD);
+    if (!h) return;
+    *(void **)&g_guard.reserve = dlsym(h, "cuMemAddressReserve");
+    *(void **)&g_guard.addr_free = dlsym(h, "cuMemAddressFree");
+    *(void **)&g_guard.create = dlsym(h, "cuMemCreate");
+    *(void **)&g_guard.release = dlsym(h, "cuMemRelease");
+    *(void **)&g_guard.map = dlsym(h, "cuMemMap");
+    *(void **)&g_guard.unmap = dlsym(h, "cuMemUnmap");
+    *(void **)&g_guard.access = dlsym(h, "cuMemSetAccess");
+    *(void **)&g_guard.granularity = dlsym(h, "cuMemGetAllocationGranularity");
+    g_guard.on = g_guard.reserve && g_guard.addr_free && g_guard.create && g_guard.release &&
+                 g_guard.map && g_guard.unmap && g_guard.access && g_guard.granularity;
+    if (!g_guard.on) fprintf(stderr, "PTXQ_TEST_GUARD: libcuda lacks the VMM entry points, ignored\n");
+}
+
+int dev_guarded(void) {
+    pthread_once(&g_guard.once, guard_init);
+    return g_guard.on;
+}
+
+static uint64_t guard_alloc(ptxq_dev *d, size_t bytes, size_t align) {
+    CUmemAllocationProp prop;
+    memset(&prop, 0, sizeof prop);
+    prop.type = CU_MEM_ALLOCATION_TYPE_PINNED;
+    prop.location.type = CU_MEM_LOCATION_TYPE_DEVICE;
+    prop.location.id = d->info.ordinal;
+    guard_map g = {0};
+    CUresult r = g_guard.granularity(&g.gran, &prop, CU_MEM_ALLOC_GRANULARITY_MINIMUM);
+    if (r != CUDA_SUCCESS) die(d, r, "cuMemGetAllocationGranularity");
+    if (align < g_guard.align) align = g_guard.align;
+    size_t body = (bytes + align - 1) & ~(align - 1);
+    g.map = (body + g.gran - 1) / g.gran * g.gran;
+    CUdeviceptr va = 0;
+    /* the mapped granules, then one left unmapped: the guard */
+    if ((r = g_guard.reserve(&va, g.map + g.gran, 0, 0, 0)) != CUDA_SUCCESS) die(d, r, "cuMemAddressReserve");
+    if ((r = g_guard.create(&g.h, g.map, &prop, 0)) != CUDA_SUCCESS) die(d, r, "cuMemCreate");
+    if ((r = g_guard.map(va, g.map, 0, g.h, 0)) != CUDA_SUCCESS) die(d, r, "cuMemMap");
+    CUmemAccessDesc acc;
+    memset(&acc, 0, sizeof acc);
+    acc.location = prop.location;
+    acc.flags = CU_MEM_ACCESS_FLAGS_PROT_READWRITE;
+    if ((r = g_guard.access(va, g.map, &acc, 1)) != CUDA_SUCCESS) die(d, r, "cuMemSetAccess");
+    g.va = (uint64_t)va;
+    g.p = g.va + g.map - body;
+    pthread_mutex_lock(&g_guard.mu);
+    if (g_guard.n == g_guard.cap) {
+        size_t cap = g_guard.cap ? 2 * g_guard.cap : 256;
+        guard_map *m = realloc(g_guard.m, cap * sizeof *m);
+        if (!m) {
+            fprintf(stderr, "fatal: out of host memory\n");
+            exit(3);
+        }
+        g_guard.m = m;
+        g_guard.cap = cap;
+    }
+    g_guard.m[g_guard.n++] = g;
+    pthread_mutex_unlock(&g_guard.mu);
+    return g.p;
+}
+
+static int guard_free(uint64_t p) {
+    guard_map g = {0};
+    int found = 0;
+    pthread_mutex_lock(&g_guard.mu);
+    for (size_t i = 0; i < g_guard.n; ++i)
+        if (g_guard.m[i].p == p) {
+            g = g_guard.m[i];
+            g_guard.m[i] = g_guard.m[--g_guard.n];
+            found = 1;
+            break;
+        }
+    pthread_mutex_unlock(&g_guard.mu);
+    if (!found) return 0;
+    g_guard.unmap((CUdeviceptr)g.va, g.map);
+    g_guard.release(g.h);
+    g_guard.addr_free((CUdeviceptr)g.va, g.map + g.gran);
+    return 1;
+}
+
+uint64_t dev_alloc_aligned(ptxq_dev *d, size_t bytes, size_t align) {
     CUdeviceptr p = 0;
     ptxq_context_make_current(d->ctx);
+    if (dev_guarded()) return guard_alloc(d, bytes ? bytes : 1, align);
+    /* cuMemAlloc aligns to 256 bytes: enough for every caller here */
     CUresult r = d->drv->cuMemAlloc(&p, bytes ? bytes : 1);
     if (r != CUDA_SUCCESS) die(d, r, "cuMemAlloc");
     return (uint64_t)p;
 }
 
+uint64_t dev_alloc(ptxq_dev *d, size_t bytes) { return dev_alloc_aligned(d, bytes, 1); }
+
 void dev_free(ptxq_dev *d, uint64_t p) {
-    if (p) d->drv->cuMemFree((CUdeviceptr)p);
+    if (!p) return;
+    ptxq_context_make_current(d->ctx);
+    if (dev_guarded() && guard_free(p)) return;
+    d->drv->cuMemFree((CUdeviceptr)p);
 }
 
 void dev_upload(ptxq_dev *d, uint64_t dst, const void *src, size_t bytes) {

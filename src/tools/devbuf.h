@@ -22,7 +22,14 @@ int dev_open(ptxq_dev *d, char *why, size_t whyn);
 void dev_close(ptxq_dev *d);
 /* Each aborts the process with a message on a driver error: tools and tests only. */
 uint64_t dev_alloc(ptxq_dev *d, size_t bytes);
+/* dev_alloc with at least `align` bytes of alignment (a power of two, at most 256) in guard mode
+ * too: the GEMM's split-K workspace wants 256 */
+uint64_t dev_alloc_aligned(ptxq_dev *d, size_t bytes, size_t align);
 void dev_free(ptxq_dev *d, uint64_t p);
+/* PTXQ_TEST_GUARD=1 (or =A, an alignment): dev_alloc places every buffer so that it ends where an
+ * unmapped granule begins, aligned to A (16 by default): a kernel running past the end of any
+ * buffer faults. 1 if that mode is on (see devbuf.c). */
+int dev_guarded(void);
 void dev_upload(ptxq_dev *d, uint64_t dst, const void *src, size_t bytes);
 void dev_download(ptxq_dev *d, void *dst, uint64_t src, size_t bytes);
 void dev_fill(ptxq_dev *d, uint64_t dst, unsigned char byte, size_t bytes);
