@@ -375,7 +375,7 @@ static int lt_setup(lt_call *c, cublaslt *L, ptxq_dev *d, int64_t M, int64_t N, 
     L->pref_destroy(pref);
     if (s || n < 1) return -1;
     c->algo = hr.algo;
-    c->ws = dev_alloc(d, c->ws_size);
+    c->ws = dev_alloc_aligned(d, c->ws_size, 256);
     return 0;
 }
 
@@ -564,7 +564,7 @@ static int bench_one(ptxq_dev *d, cublaslt *L, int have_lt, int64_t M, int64_t N
         alt_env_restore(&env0);
     }
     if (wsb) {
-        WS = dev_alloc(d, wsb);
+        WS = dev_alloc_aligned(d, wsb, 256);
         c.desc.workspace = WS;
         c.desc.workspace_bytes = wsb;
     }
