@@ -83,10 +83,19 @@ static void lead3(const ptxq_tensor *t, int64_t d[3], uint64_t s[3]) {
 
 static int64_t ceil_div(int64_t a, int64_t b) { return (a + b - 1) / b; }
 
-/* 1 if the leading dimensions of t step by one uniform row pitch (so row r starts at r * pitch). */
-static int rows_collapse(const ptxq_tensor *t) {
-    for (int i = 0; i + 2 < t->rank; ++i)
-        if (t->shape[i] > 1 && t->stride[i] != t->stride[i + 1] * t->shape[i + 1]) return 0;
+/* 1 if the leading dimensions of t step by one uniform row pitch, the stride of the last of
+ * them (row r starts at r * stride[rank - 2]): each leading dimension of size > 1 must step by
+ * that pitch times the sizes after it. A size-1 dimension's stride says nothing and is skipped,
+ * but it does not carry the chain: comparing with the next dimension's stride alone let x of
+ * shape [2, 1, 3, K] and strides (0, 0, K, 1) (a broadcast batch) pass, and the kernels' flat
+ * path then read a whole batch past x's end (found by review, 2026-11-26). */
+int ptxq_rows_collapse(const ptxq_tensor *t) {
+    if (t->rank < 3) return 1;
+    int64_t span = t->stride[t->rank - 2] * t->shape[t->rank - 2];
+    for (int i = t->rank - 3; i >= 0; --i) {
+        if (t->shape[i] > 1 && t->stride[i] != span) return 0;
+        span *= t->shape[i];
+    }
     return 1;
 }
 
@@ -262,9 +271,9 @@ static int plan_quant(const ptxq_quant_desc *d, const ptxq_tensor *x, const ptxq
     }
     if (d->scale_layout == PTXQ_SCALE_128x4) a->flags |= PTXQ_QUANT_FLAG_SF128x4;
     /* FLAT: row r starts at r * pitch everywhere, with 32-bit pitches (the kernel's fast path) */
-    if (rows_collapse(x) && rows_collapse(q) && a->xs2 < 0xFFFFFFFFull && a->qs2 < 0xFFFFFFFFull &&
+    if (ptxq_rows_collapse(x) && ptxq_rows_collapse(q) && a->xs2 < 0xFFFFFFFFull && a->qs2 < 0xFFFFFFFFull &&
         a->ss2 < 0xFFFFFFFFull &&
-        (d->scale_layout != PTXQ_SCALE_STRIDED || p->block < 0 || rows_collapse(s)))
+        (d->scale_layout != PTXQ_SCALE_STRIDED || p->block < 0 || ptxq_rows_collapse(s)))
         a->flags |= PTXQ_QUANT_FLAG_FLAT;
     if (a->ssk > 0xFFFFFFFFull)
         return ptxq_fail(PTXQ_ERR_STRIDE, "quantize: the scale stride along K exceeds 2^32 elements");

@@ -137,6 +137,37 @@ static void expect(qcase c, ptxq_status want, const char *what) {
     if (want != PTXQ_OK && strlen(ptxq_last_error()) < 10) fail_msg("%s: no message", what);
 }
 
+/* The quantization kernels' flat path (row r at r * the last leading stride) only where that is
+ * where the rows are: size-1 dimensions skipped without breaking the chain. */
+static int collapse(int rank, const int64_t *shape, const int64_t *stride) {
+    ptxq_tensor t;
+    memset(&t, 0, sizeof t);
+    t.rank = rank;
+    for (int i = 0; i < rank; ++i) {
+        t.shape[i] = shape[i];
+        t.stride[i] = stride[i];
+    }
+    return ptxq_rows_collapse(&t);
+}
+
+static void test_rows_collapse(void **state) {
+    (void)state;
+    const int64_t K = 128;
+    assert_int_equal(collapse(2, (int64_t[]){5, K}, (int64_t[]){K + 8, 1}), 1);
+    assert_int_equal(collapse(3, (int64_t[]){2, 3, K}, (int64_t[]){3 * K, K, 1}), 1);
+    assert_int_equal(collapse(3, (int64_t[]){2, 3, K}, (int64_t[]){4 * K, K, 1}), 0); /* padded batches */
+    /* a size-1 dimension's stride is free */
+    assert_int_equal(collapse(4, (int64_t[]){2, 1, 3, K}, (int64_t[]){3 * K, 99, K, 1}), 1);
+    assert_int_equal(collapse(3, (int64_t[]){3, 1, K}, (int64_t[]){7, 7, 1}), 1);
+    /* ... but it carries no pitch: these broke the old check (row r read at r * K) */
+    assert_int_equal(collapse(4, (int64_t[]){2, 1, 3, K}, (int64_t[]){0, 0, K, 1}), 0); /* broadcast */
+    assert_int_equal(collapse(4, (int64_t[]){2, 1, 3, K}, (int64_t[]){K, K, K, 1}), 0); /* overlapping */
+    assert_int_equal(collapse(4, (int64_t[]){2, 1, 3, K}, (int64_t[]){4 * K, 4 * K, K, 1}), 0);
+    assert_int_equal(collapse(3, (int64_t[]){3, 1, K}, (int64_t[]){5 * K, 7, 1}), 0);
+    assert_int_equal(collapse(4, (int64_t[]){2, 3, 1, K}, (int64_t[]){3 * K, K, 5, 1}), 0);
+    assert_int_equal(collapse(4, (int64_t[]){2, 3, 1, K}, (int64_t[]){3 * K, K, K, 1}), 1);
+}
+
 static void test_validate_quant(void **state) {
     (void)state;
     qcase c = good_mx();
@@ -288,6 +319,7 @@ int main(void) {
     const struct CMUnitTest tests[] = {
         cmocka_unit_test(test_registry_reports), cmocka_unit_test(test_targets),
         cmocka_unit_test(test_override_path), cmocka_unit_test(test_tensor_helpers),
+        cmocka_unit_test(test_rows_collapse),
         cmocka_unit_test(test_validate_quant), cmocka_unit_test(test_scale_shape),
         cmocka_unit_test(test_validate_dequant),
     };
