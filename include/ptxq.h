@@ -434,7 +434,9 @@ ptxq_status ptxq_gemv(ptxq_context *ctx, const ptxq_gemv_desc *desc, const ptxq_
  *               group g uses its first group_rows[g] rows (clamped to M); other rows of d are
  *               not written (DeepGEMM's masked layout, e.g. MoE decode).
  *   CONTIGUOUS  a [M, K]: the groups' rows back to back; b [G, N, K]; d [M, N]; group_rows I32 [M]
- *               (device): the group of each row, < 0 for padding rows, which are not written.
+ *               (device): the group of each row, < 0 for padding rows, which are not written,
+ *               else < G: the kernel reads B's scales and the bias of that group, and the host
+ *               cannot check device data, so a larger id reads past those tensors.
  *               Each 128-row tile (rows 128t..128t+127) must hold rows of one group (and padding):
  *               align every group's rows to 128 (DeepGEMM's m_indices layout). Clusters off.
  *   The device counts and maps are read by the kernel, never by the host (no sync).
