@@ -190,6 +190,10 @@ static int plan_quant(const ptxq_quant_desc *d, const ptxq_tensor *x, const ptxq
         if (x->rank != 2)
             return ptxq_fail(PTXQ_ERR_SCALE_SHAPE, "quantize: the 128x4 scale layout needs a rank-2 x");
         p->sf_bytes = sf128_bytes(p->rows, p->nk);
+        /* the kernels compute 128x4 offsets in 32 bits (gen/quant.py scale_addr) */
+        if (p->sf_bytes > 0xFFFFFFFFull)
+            return ptxq_fail(PTXQ_ERR_SHAPE, "quantize: 128x4 scales of %zu bytes; at most 2^32 - 1",
+                             p->sf_bytes);
         if (s->rank != 1 || s->stride[0] != 1 || (size_t)s->shape[0] < p->sf_bytes)
             return ptxq_fail(PTXQ_ERR_SCALE_SHAPE, "quantize: 128x4 scales need a contiguous rank-1 "
                              "tensor of at least %zu bytes", p->sf_bytes);

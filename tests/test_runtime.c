@@ -213,6 +213,17 @@ static void test_validate_quant(void **state) {
     c.s = ptxq_tensor_make(PTXQ_UE8M0, 1, &sfb, 0x30000);
     expect(c, PTXQ_OK, "128x4 exact size");
     c.s.shape[0] = 1023; expect(c, PTXQ_ERR_SCALE_SHAPE, "128x4 too small");
+    /* the kernels' 128x4 offsets are 32-bit: one row of K = 2^30 needs 2^32 bytes of scales */
+    c.x.shape[0] = c.q.shape[0] = 1;
+    c.x.shape[1] = c.q.shape[1] = (int64_t)1 << 30;
+    c.x.stride[0] = c.q.stride[0] = (int64_t)1 << 30;
+    c.s.shape[0] = (int64_t)1 << 32;
+    expect(c, PTXQ_ERR_SHAPE, "128x4 scales of 2^32 bytes");
+    c.x.shape[1] = c.q.shape[1] = c.x.stride[0] = c.q.stride[0] = ((int64_t)1 << 30) - 128;
+    expect(c, PTXQ_OK, "128x4 scales of 2^32 - 512 bytes");
+    c = good_mx();
+    c.d.scale_layout = PTXQ_SCALE_128x4;
+    c.s = ptxq_tensor_make(PTXQ_UE8M0, 1, &sfb, 0x30000);
     c.s.shape[0] = 1024; c.d.mode = PTXQ_QUANT_FP8_BLOCK; c.s.dtype = PTXQ_F32;
     expect(c, PTXQ_ERR_SCALE_SHAPE, "128x4 for FP8_BLOCK");
 
