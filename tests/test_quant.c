@@ -112,6 +112,26 @@ static void test_strided(void **state) {
             c.scale_mmajor = i != 3;
             fails += run_one(c, 1) != 0;
         }
+    /* a broadcast batch: x [2, 1, 3, K] with strides (0, 0, K, 1), as NumPy's broadcast_to gives.
+     * Its rows are not at r * K: the flat-row path once took it and read a batch past x's end
+     * (src/quant.c, ptxq_rows_collapse); with PTXQ_TEST_GUARD that faults. Item, row-CTA and
+     * NVFP4 kernels. */
+    ptxq_quant_mode bm[3] = {PTXQ_QUANT_FP8_BLOCK, PTXQ_QUANT_FP8_ROW, PTXQ_QUANT_NVFP4};
+    ptxq_dtype bo[3] = {PTXQ_E4M3, PTXQ_E4M3, PTXQ_E2M1};
+    for (int i = 0; i < 3; ++i) {
+        quant_case c;
+        memset(&c, 0, sizeof c);
+        c.mode = bm[i];
+        c.out = bo[i];
+        c.in = k_in[i];
+        c.rank = 4;
+        c.shape[0] = 2;
+        c.shape[1] = 1;
+        c.shape[2] = 3;
+        c.shape[3] = 1024;
+        c.x_bcast = 1;
+        fails += run_one(c, 1) != 0;
+    }
     assert_int_equal(fails, 0);
 }
 

@@ -17,7 +17,8 @@ void quant_case_describe(const quant_case *c, char *buf, size_t n) {
              c->mode == PTXQ_QUANT_INT8_BLOCK ? "/" : "",
              c->mode == PTXQ_QUANT_INT8_BLOCK ? (c->block == 32 ? "32" : c->block == 64 ? "64" : "128") : "",
              ptxq_dtype_name(c->in), ptxq_dtype_name(c->out), shape,
-             c->x_pad || c->q_pad ? " padded" : "", c->scale_mmajor ? " m-major-scales" : "",
+             c->x_pad || c->q_pad ? " padded" : "",
+             c->x_bcast ? " x-broadcast" : c->scale_mmajor ? " m-major-scales" : "",
              c->layout == PTXQ_SCALE_128x4 ? " sf128x4" : "",
              c->static_scale ? " static" : "", (unsigned long long)c->seed);
 }
@@ -58,6 +59,9 @@ int quant_case_run(ptxq_dev *d, const quant_case *c, quant_result *res) {
     int esz = ptxq_dtype_bits(c->in) / 8;
     float *x = malloc(sizeof *x * (size_t)n);
     make_values(x, rows, K, c->in, &g);
+    if (c->x_bcast && r >= 3) /* every batch reads the rows of the first */
+        for (int64_t row = c->shape[r - 2]; row < rows; ++row)
+            memcpy(x + row * K, x + (row % c->shape[r - 2]) * K, sizeof *x * (size_t)K);
 
     /* x and q: padded row pitch, dense above it */
     ptxq_tensor tx, tq, ts;
@@ -71,6 +75,7 @@ int quant_case_run(ptxq_dev *d, const quant_case *c, quant_result *res) {
         tx.shape[i] = tq.shape[i] = c->shape[i];
         tx.stride[i] = i == r - 1 ? 1 : i == r - 2 ? xp : tx.stride[i + 1] * c->shape[i + 1];
         tq.stride[i] = i == r - 1 ? 1 : i == r - 2 ? qp : tq.stride[i + 1] * c->shape[i + 1];
+        if (c->x_bcast && i < r - 2) tx.stride[i] = 0;
     }
     size_t xbytes = ptxq_tensor_bytes(&tx), qbytes = ptxq_tensor_bytes(&tq);
     int64_t *xoff = malloc(sizeof *xoff * (size_t)n), *qoff = malloc(sizeof *qoff * (size_t)n);

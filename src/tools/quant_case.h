@@ -16,6 +16,8 @@ typedef struct quant_case {
     int64_t shape[4];
     int64_t x_pad, q_pad;       /* extra elements per row in x / q (keep alignment: 8 / 16) */
     int scale_mmajor;           /* strided scales stored with the rows dimension innermost */
+    int x_bcast;                /* x's leading dimensions before the last one have stride 0: a
+                                   broadcast batch (rank >= 3; every batch reads the same rows) */
     ptxq_scale_layout layout;
     int static_scale;           /* FP8_TENSOR: PTXQ_QUANT_STATIC_SCALE with a given scale */
     int write_amax;             /* with static_scale: also ask for amax */
