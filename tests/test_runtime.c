@@ -227,6 +227,22 @@ static void test_validate_quant(void **state) {
     c.s.shape[0] = 1024; c.d.mode = PTXQ_QUANT_FP8_BLOCK; c.s.dtype = PTXQ_F32;
     expect(c, PTXQ_ERR_SCALE_SHAPE, "128x4 for FP8_BLOCK");
 
+    /* NVFP4's amax pass counts 16-byte vectors (up to 4 of the main kernel's items): 2^31 - 1
+     * rows of 16 BF16 (one broadcast row) are 2^32 - 2 of them, past its 32-bit loop */
+    c = good_mx();
+    c.d.mode = PTXQ_QUANT_NVFP4;
+    c.d.out_dtype = PTXQ_E2M1;
+    c.d.amax = 0x40000;
+    c.d.global_scale = 0x40010;
+    int64_t big[2] = {((int64_t)1 << 31) - 1, 16}, sbig[2] = {((int64_t)1 << 31) - 1, 1};
+    c.x = ptxq_tensor_make(PTXQ_BF16, 2, big, 0x10000);
+    c.x.stride[0] = 0;
+    c.q = ptxq_tensor_make(PTXQ_E2M1, 2, big, 0x20000);
+    c.s = ptxq_tensor_make(PTXQ_UE4M3, 2, sbig, 0x30000);
+    expect(c, PTXQ_ERR_SHAPE, "NVFP4 amax pass of 2^32 - 2 vectors");
+    c.x.shape[0] = c.q.shape[0] = c.s.shape[0] = (int64_t)1 << 29;
+    expect(c, PTXQ_OK, "NVFP4 amax pass of 2^30 vectors");
+
     /* per-tensor and NVFP4 need their device words */
     c = good_mx();
     int64_t one = 1;
