@@ -70,7 +70,9 @@ const char *ptxq_dtype_name(ptxq_dtype t);
 /* ---- tensors ------------------------------------------------------------------------------
  * shape[0] is the outermost dimension, shape[rank-1] the innermost. Strides are in elements
  * (for E2M1 in elements too, so they must be even where they step over whole bytes).
- * data is a device address (CUdeviceptr). */
+ * data is a device address (CUdeviceptr). Every call refuses a tensor of 2^48 elements or more
+ * (PTXQ_ERR_SHAPE) or whose addressed span, 1 + sum((shape[i] - 1) * stride[i]), reaches 2^48
+ * elements (PTXQ_ERR_STRIDE), so that no size derived from it can wrap. */
 #define PTXQ_MAX_RANK 4
 typedef struct ptxq_tensor {
     ptxq_dtype dtype;

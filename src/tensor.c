@@ -50,6 +50,26 @@ int ptxq_check_tensor(const ptxq_tensor *t, const char *what, int need_data) {
             return ptxq_fail(PTXQ_ERR_STRIDE, "%s: stride[%d] = %lld is negative", what, i,
                              (long long)t->stride[i]);
     }
+    /* Every size the families derive (element counts, spans, byte strides, products of them)
+     * stays far inside 64 bits: at most 2^48 elements and a span of addressed elements below
+     * 2^48. Found by review: a stride near 2^62 wrapped D's byte pitch to a smaller one (rows
+     * overlapping), and broadcast shapes near 2^32 x 2^32 made a negative row count. */
+    const int64_t lim = (int64_t)1 << 48;
+    int64_t count = 1, span = 1;
+    for (int i = 0; i < t->rank; ++i) {
+        int64_t ext;
+        if (t->shape[i] == 0) {
+            count = 0;
+            continue;
+        }
+        if (t->shape[i] >= lim || __builtin_mul_overflow(count, t->shape[i], &count) || count >= lim)
+            return ptxq_fail(PTXQ_ERR_SHAPE, "%s: more than 2^48 elements (shape[%d] = %lld)", what,
+                             i, (long long)t->shape[i]);
+        if (t->stride[i] >= lim || __builtin_mul_overflow(t->shape[i] - 1, t->stride[i], &ext) ||
+            __builtin_add_overflow(span, ext, &span) || span >= lim)
+            return ptxq_fail(PTXQ_ERR_STRIDE, "%s: addresses span 2^48 elements or more "
+                             "(stride[%d] = %lld)", what, i, (long long)t->stride[i]);
+    }
     if (need_data && !t->data && numel(t) > 0)
         return ptxq_fail(PTXQ_ERR_INVALID_ARGUMENT, "%s: data pointer is NULL", what);
     return PTXQ_OK;

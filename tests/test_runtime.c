@@ -191,6 +191,18 @@ static void test_validate_quant(void **state) {
     c = good_mx(); c.x.stride[1] = 2; expect(c, PTXQ_ERR_STRIDE, "x inner stride");
     c = good_mx(); c.q.stride[1] = 2; expect(c, PTXQ_ERR_STRIDE, "q inner stride");
     c = good_mx(); c.x.stride[0] = -256; expect(c, PTXQ_ERR_STRIDE, "negative stride");
+    /* sizes stay far inside 64 bits (every family, ptxq_check_tensor) */
+    c = good_mx(); c.q.stride[0] = ((int64_t)1 << 62) + 256; expect(c, PTXQ_ERR_STRIDE, "stride 2^62");
+    c = good_mx(); c.x.stride[0] = (int64_t)1 << 43; expect(c, PTXQ_ERR_STRIDE, "span 63 * 2^43");
+    c = good_mx();
+    c.x.rank = c.q.rank = c.s.rank = 3;
+    c.x.shape[0] = c.q.shape[0] = c.s.shape[0] = ((int64_t)1 << 32) - 1;
+    c.x.shape[1] = c.q.shape[1] = c.s.shape[1] = ((int64_t)1 << 32) - 1;
+    c.x.shape[2] = c.q.shape[2] = 256;
+    c.s.shape[2] = 8;
+    for (int i = 0; i < 3; ++i) c.x.stride[i] = c.q.stride[i] = c.s.stride[i] = i == 2;
+    c.x.stride[1] = c.q.stride[1] = 0;
+    expect(c, PTXQ_ERR_SHAPE, "2^64 elements (broadcast)");
     c = good_mx(); c.x.shape[1] = c.q.shape[1] = 250; expect(c, PTXQ_ERR_SHAPE, "K % 8");
     c = good_mx(); c.x.shape[1] = c.q.shape[1] = 264; c.s.shape[1] = 8; expect(c, PTXQ_ERR_SHAPE, "K % 32");
     c = good_mx(); c.x.data += 8; expect(c, PTXQ_ERR_ALIGNMENT, "x misaligned");
