@@ -249,6 +249,9 @@ static int plan_shape(const ptxq_gemv_desc *d, const ptxq_tensor *a, const ptxq_
     if (y->shape[y->rank - 1] != s->M || (y->rank == 2 && y->shape[0] != s->L))
         return ptxq_fail(PTXQ_ERR_SHAPE, "gemv: y must be [L, M] = [%lld, %lld]", (long long)s->L,
                          (long long)s->M);
+    /* two outputs at one address would race (found by review: y of stride 0 was accepted) */
+    int yst = ptxq_check_disjoint(y, "gemv: y");
+    if (yst) return yst;
     int ysz = ptxq_dtype_bits(y->dtype) / 8;
     if (y->data % (uint64_t)ysz)
         return ptxq_fail(PTXQ_ERR_ALIGNMENT, "gemv: y data is not %d-byte aligned", ysz);

@@ -85,5 +85,7 @@ int ptxq_tmap_get(ptxq_context *ctx, CUtensorMapDataType dtype, unsigned rank, u
 int ptxq_rows_collapse(const ptxq_tensor *t);
 /* Tensor checks shared by every family; each sets the message and returns its status. */
 int ptxq_check_tensor(const ptxq_tensor *t, const char *what, int need_data);
+/* For outputs, after ptxq_check_tensor: no two elements of t share an address. */
+int ptxq_check_disjoint(const ptxq_tensor *t, const char *what);
 
 #endif

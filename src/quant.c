@@ -228,6 +228,10 @@ static int plan_quant(const ptxq_quant_desc *d, const ptxq_tensor *x, const ptxq
                              p->block > 0 ? p->block : (int)p->K, (long long)p->nk);
         lead3(s, sd, ss);
     }
+    /* outputs: two elements at one address would race (found by review: q rows overlapping and
+     * scales of stride 0 were accepted) */
+    if ((st = ptxq_check_disjoint(q, "quantize: q"))) return st;
+    if ((st = ptxq_check_disjoint(s, "quantize: scale"))) return st;
     /* per-tensor words */
     int is_static = (d->flags & PTXQ_QUANT_STATIC_SCALE) != 0;
     int need_amax = (d->mode == PTXQ_QUANT_NVFP4 || d->mode == PTXQ_QUANT_FP8_TENSOR) && !is_static;
@@ -396,6 +400,7 @@ ptxq_status ptxq_dequantize_fp8_validate(const ptxq_tensor *q, uint64_t scale, c
     int st;
     if ((st = ptxq_check_tensor(q, "dequantize: q", 1))) return st;
     if ((st = ptxq_check_tensor(y, "dequantize: y", 1))) return st;
+    if ((st = ptxq_check_disjoint(y, "dequantize: y"))) return st;
     if (q->dtype != PTXQ_E4M3 && q->dtype != PTXQ_E5M2)
         return ptxq_fail(PTXQ_ERR_DTYPE, "dequantize: q is %s; E4M3 or E5M2 expected",
                          ptxq_dtype_name(q->dtype));

@@ -74,3 +74,29 @@ int ptxq_check_tensor(const ptxq_tensor *t, const char *what, int need_data) {
         return ptxq_fail(PTXQ_ERR_INVALID_ARGUMENT, "%s: data pointer is NULL", what);
     return PTXQ_OK;
 }
+
+int ptxq_check_disjoint(const ptxq_tensor *t, const char *what) {
+    /* the dimensions of size > 1 by increasing stride: each stride must reach past all that the
+     * smaller ones address (a sufficient condition; a few interleaved layouts that never share
+     * an element are refused too) */
+    int idx[PTXQ_MAX_RANK], n = 0;
+    for (int i = 0; i < t->rank; ++i) {
+        if (t->shape[i] <= 1) continue;
+        int j = n++;
+        while (j > 0 && t->stride[idx[j - 1]] > t->stride[i]) {
+            idx[j] = idx[j - 1];
+            --j;
+        }
+        idx[j] = i;
+    }
+    int64_t reach = 1;
+    for (int j = 0; j < n; ++j) {
+        int i = idx[j];
+        if (t->stride[i] < reach)
+            return ptxq_fail(PTXQ_ERR_STRIDE, "%s: elements overlap (stride[%d] = %lld, the "
+                             "dimensions inside it span %lld elements)", what, i,
+                             (long long)t->stride[i], (long long)reach);
+        reach += (t->shape[i] - 1) * t->stride[i];
+    }
+    return PTXQ_OK;
+}

@@ -202,7 +202,7 @@ static void test_validate_good(void **state) {
 
 static void test_validate_bad(void **state) {
     (void)state;
-    for (int c = 0; c < 31; ++c) {
+    for (int c = 0; c < 33; ++c) {
         vcall v = good_call();
         ptxq_status want;
         switch (c) {
@@ -238,6 +238,8 @@ static void test_validate_bad(void **state) {
         case 27: v.d.prefetch_trips = -2; want = PTXQ_ERR_INVALID_ARGUMENT; break;
         case 28: v.d.prefetch_trips = 65; want = PTXQ_ERR_INVALID_ARGUMENT; break;
         case 29: v.d.rows_per_thread = 16; want = PTXQ_ERR_INVALID_ARGUMENT; break; /* FP4 x */
+        case 30: v.y.stride[1] = 0; want = PTXQ_ERR_STRIDE; break; /* every row's y at one address */
+        case 31: v.y.stride[0] = 50; want = PTXQ_ERR_STRIDE; break; /* batches overlap */
         default: v.d.pipelined = 3; want = PTXQ_ERR_INVALID_ARGUMENT; break;
         }
         ptxq_status st = validate(&v);

@@ -191,6 +191,10 @@ static void test_validate_quant(void **state) {
     c = good_mx(); c.x.stride[1] = 2; expect(c, PTXQ_ERR_STRIDE, "x inner stride");
     c = good_mx(); c.q.stride[1] = 2; expect(c, PTXQ_ERR_STRIDE, "q inner stride");
     c = good_mx(); c.x.stride[0] = -256; expect(c, PTXQ_ERR_STRIDE, "negative stride");
+    /* outputs whose elements share addresses would race */
+    c = good_mx(); c.q.stride[0] = 128; expect(c, PTXQ_ERR_STRIDE, "q rows overlap");
+    c = good_mx(); c.s.stride[0] = c.s.stride[1] = 0; expect(c, PTXQ_ERR_STRIDE, "scales at one address");
+    c = good_mx(); c.x.stride[0] = 0; expect(c, PTXQ_OK, "x broadcast (an input)");
     /* sizes stay far inside 64 bits (every family, ptxq_check_tensor) */
     c = good_mx(); c.q.stride[0] = ((int64_t)1 << 62) + 256; expect(c, PTXQ_ERR_STRIDE, "stride 2^62");
     c = good_mx(); c.x.stride[0] = (int64_t)1 << 43; expect(c, PTXQ_ERR_STRIDE, "span 63 * 2^43");
