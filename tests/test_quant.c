@@ -35,6 +35,16 @@ static int teardown(void **state) {
 
 static int no_gpu(void) { return gputest_no_gpu(&g_test); }
 
+/* A zeroed case of this mode and these types (the rest set by the caller). */
+static quant_case new_case(ptxq_quant_mode mode, ptxq_dtype out, ptxq_dtype in) {
+    quant_case c;
+    memset(&c, 0, sizeof c);
+    c.mode = mode;
+    c.out = out;
+    c.in = in;
+    return c;
+}
+
 static int run_one(quant_case c, int verbose) {
     quant_result r;
     char desc[200];
@@ -97,11 +107,7 @@ static void test_strided(void **state) {
     ptxq_dtype outs[4] = {PTXQ_E4M3, PTXQ_E4M3, PTXQ_E2M1, PTXQ_E5M2};
     for (int i = 0; i < 4; ++i)
         for (int j = 0; j < 3; ++j) {
-            quant_case c;
-            memset(&c, 0, sizeof c);
-            c.mode = ms[i];
-            c.out = outs[i];
-            c.in = k_in[j];
+            quant_case c = new_case(ms[i], outs[i], k_in[j]);
             c.rank = 3 + (i & 1);
             c.shape[0] = 3;
             c.shape[1] = c.rank == 3 ? 37 : 5;
@@ -119,11 +125,7 @@ static void test_strided(void **state) {
     ptxq_quant_mode bm[3] = {PTXQ_QUANT_FP8_BLOCK, PTXQ_QUANT_FP8_ROW, PTXQ_QUANT_NVFP4};
     ptxq_dtype bo[3] = {PTXQ_E4M3, PTXQ_E4M3, PTXQ_E2M1};
     for (int i = 0; i < 3; ++i) {
-        quant_case c;
-        memset(&c, 0, sizeof c);
-        c.mode = bm[i];
-        c.out = bo[i];
-        c.in = k_in[i];
+        quant_case c = new_case(bm[i], bo[i], k_in[i]);
         c.rank = 4;
         c.shape[0] = 2;
         c.shape[1] = 1;
