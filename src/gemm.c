@@ -619,7 +619,11 @@ static int plan_gemm(const ptxq_gemm_desc *desc, const ptxq_tensor *a, const ptx
     g->sa = sa0->data;
     g->sb = sb0->data;
     g->ldd = (uint64_t)ldd * (uint64_t)esize;
-    g->d_bs = (uint64_t)md.bstride * (uint64_t)esize;
+    /* one batch: its stride is never used, but the TMA-store map of a rank-3 call still encodes
+     * it (a multiple of 16 bytes), so it is D's span as for A and B (found by review: D [1, M, N]
+     * with batch stride 3 passed validation and failed the map encode) */
+    g->d_bs = p->L > 1 ? (uint64_t)md.bstride * (uint64_t)esize
+                       : g->ldd * (uint64_t)(p->M > 0 ? p->M : 1);
     g->m = (uint32_t)p->M;
     g->n = (uint32_t)p->N;
     g->nkb = (uint32_t)nkb;
