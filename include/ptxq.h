@@ -193,7 +193,10 @@ float ptxq_f16_decode(uint16_t bits);
  * fmax is 448 (E4M3) or 57344 (E5M2). Values are encoded with round-to-nearest-even and saturate
  * (MXFP8 follows OCP MX v1.0, which saturates values above fmax after the power-of-two scale).
  * A zero block gets scale 0 (UE8M0: code 0) and zero codes.
- * Scale strides are free: [rows, K/128] row-major and the M-major ("column-major, TMA-aligned")
+ * Scale strides are free as long as no two scales share an address (so are q's; overlapping
+ * outputs are refused with PTXQ_ERR_STRIDE, as are some interleaved layouts that do not overlap:
+ * sorted by stride, each dimension must step past all the ones inside it): [rows, K/128]
+ * row-major and the M-major ("column-major, TMA-aligned")
  * layout DeepGEMM consumes are both just strides. With scale_layout = PTXQ_SCALE_128x4 (MXFP8 and
  * NVFP4, rank-2 x only) the scales go to the 128x4-interleaved layout that SM100/SM120
  * block-scaled MMA reads: a rank-1 tensor of ptxq_quant_scale_shape() bytes, where scale (m, k)
@@ -277,7 +280,8 @@ ptxq_status ptxq_quantize(ptxq_context *ctx, const ptxq_quant_desc *desc, const 
  *   x        [K] (every batch) or [L, K] / [1, K]; innermost stride 1; 16-byte aligned base and
  *            batch pitch.
  *   x_scale  shaped like x with K/B along K, any strides; NULL for BF16 / F16 x.
- *   y        [L, M] (or [M] when L = 1), any strides, aligned to its element size.
+ *   y        [L, M] (or [M] when L = 1), any strides under which no two elements share an
+ *            address (else PTXQ_ERR_STRIDE), aligned to its element size.
  * K must be a multiple of B (else PTXQ_ERR_SHAPE); K = 0 writes zeros; M = 0 or L = 0 enqueues
  * nothing. UE8M0 code 0 is 2^-127, 255 NaN; UE4M3's bit 7 is ignored (code 0x7F is NaN).
  *

@@ -156,13 +156,6 @@ static int plan_quant(const ptxq_quant_desc *d, const ptxq_tensor *x, const ptxq
     if (p->rows * (p->K / p->vec) >= (int64_t)1 << 31)
         return ptxq_fail(PTXQ_ERR_SHAPE, "quantize: %lld elements is more than one launch takes "
                          "(2^31 vectors)", (long long)(p->rows * p->K));
-    /* the amax pass (per-tensor FP8, NVFP4) counts single 16-byte vectors, up to 4 of the main
-     * kernel's items: its 32-bit count must not reach 2^31 either (found by review: NVFP4 BF16 x
-     * of 2^31 - 1 rows of 16 passed the check above, and the amax kernel's loop never ended) */
-    if ((d->mode == PTXQ_QUANT_NVFP4 || d->mode == PTXQ_QUANT_FP8_TENSOR) &&
-        p->rows * (p->K / (16 / esz)) >= (int64_t)1 << 31)
-        return ptxq_fail(PTXQ_ERR_SHAPE, "quantize: %lld elements is more than the amax pass "
-                         "takes (2^31 16-byte vectors)", (long long)(p->rows * p->K));
     /* alignment: 16-byte loads of x; q stores of (vec) bytes, or vec/2 for FP4 */
     int qstore = q->dtype == PTXQ_E2M1 ? p->vec / 2 : p->vec;
     if (x->data % 16)
@@ -235,6 +228,12 @@ static int plan_quant(const ptxq_quant_desc *d, const ptxq_tensor *x, const ptxq
     /* per-tensor words */
     int is_static = (d->flags & PTXQ_QUANT_STATIC_SCALE) != 0;
     int need_amax = (d->mode == PTXQ_QUANT_NVFP4 || d->mode == PTXQ_QUANT_FP8_TENSOR) && !is_static;
+    /* the amax pass counts single 16-byte vectors, up to 4 of the main kernel's items: its
+     * 32-bit count must not reach 2^31 either (found by review: NVFP4 BF16 x of 2^31 - 1 rows of
+     * 16 passed the main count's check, and the amax kernel's loop never ended) */
+    if (need_amax && p->rows * (p->K / (16 / esz)) >= (int64_t)1 << 31)
+        return ptxq_fail(PTXQ_ERR_SHAPE, "quantize: %lld elements is more than the amax pass "
+                         "takes (2^31 16-byte vectors)", (long long)(p->rows * p->K));
     if (need_amax && !d->amax)
         return ptxq_fail(PTXQ_ERR_INVALID_ARGUMENT, "quantize: this mode needs desc.amax (a device "
                          "float the amax pass reduces into)");

@@ -57,13 +57,16 @@ int ptxq_check_tensor(const ptxq_tensor *t, const char *what, int need_data) {
     const int64_t lim = (int64_t)1 << 48;
     int64_t count = 1, span = 1;
     for (int i = 0; i < t->rank; ++i) {
+        if (t->shape[i] >= lim)
+            return ptxq_fail(PTXQ_ERR_SHAPE, "%s: shape[%d] = %lld is 2^48 or more", what, i,
+                             (long long)t->shape[i]);
+        if (t->shape[i] == 0) count = 0;
+    }
+    for (int i = 0; i < t->rank && count; ++i) {
         int64_t ext;
-        if (t->shape[i] == 0) {
-            count = 0;
-            continue;
-        }
-        if (t->shape[i] >= lim || __builtin_mul_overflow(count, t->shape[i], &count) || count >= lim)
-            return ptxq_fail(PTXQ_ERR_SHAPE, "%s: more than 2^48 elements (shape[%d] = %lld)", what,
+        if (t->shape[i] == 1) continue; /* its stride is never used */
+        if (__builtin_mul_overflow(count, t->shape[i], &count) || count >= lim)
+            return ptxq_fail(PTXQ_ERR_SHAPE, "%s: 2^48 elements or more (at shape[%d] = %lld)", what,
                              i, (long long)t->shape[i]);
         if (t->stride[i] >= lim || __builtin_mul_overflow(t->shape[i] - 1, t->stride[i], &ext) ||
             __builtin_add_overflow(span, ext, &span) || span >= lim)

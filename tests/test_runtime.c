@@ -195,6 +195,17 @@ static void test_validate_quant(void **state) {
     c = good_mx(); c.q.stride[0] = 128; expect(c, PTXQ_ERR_STRIDE, "q rows overlap");
     c = good_mx(); c.s.stride[0] = c.s.stride[1] = 0; expect(c, PTXQ_ERR_STRIDE, "scales at one address");
     c = good_mx(); c.x.stride[0] = 0; expect(c, PTXQ_OK, "x broadcast (an input)");
+    c = good_mx();
+    c.x.rank = c.q.rank = c.s.rank = 3;
+    for (int i = 2; i > 0; --i) {
+        c.x.shape[i] = c.q.shape[i] = good_mx().x.shape[i - 1];
+        c.x.stride[i] = c.q.stride[i] = good_mx().x.stride[i - 1];
+        c.s.shape[i] = good_mx().s.shape[i - 1];
+        c.s.stride[i] = good_mx().s.stride[i - 1];
+    }
+    c.x.shape[0] = c.q.shape[0] = c.s.shape[0] = 1;
+    c.x.stride[0] = c.q.stride[0] = c.s.stride[0] = (int64_t)1 << 50; /* never used */
+    expect(c, PTXQ_OK, "a size-1 dimension's 2^50 stride");
     /* sizes stay far inside 64 bits (every family, ptxq_check_tensor) */
     c = good_mx(); c.q.stride[0] = ((int64_t)1 << 62) + 256; expect(c, PTXQ_ERR_STRIDE, "stride 2^62");
     c = good_mx(); c.x.stride[0] = (int64_t)1 << 43; expect(c, PTXQ_ERR_STRIDE, "span 63 * 2^43");

@@ -76,7 +76,10 @@ static void guard_init(void) {
     long a = atol(e);
     g_guard.align = a > 1 && (a & (a - 1)) == 0 ? (size_t)a : 16;
     void *h = dlopen("libcuda.so.1", RTLD_NOW | RTLD_NOLOAD);
-    if (!h) return;
+    if (!h) {
+        fprintf(stderr, "PTXQ_TEST_GUARD: libcuda.so.1 is not loaded, ignored\n");
+        return;
+    }
     *(void **)&g_guard.reserve = dlsym(h, "cuMemAddressReserve");
     *(void **)&g_guard.addr_free = dlsym(h, "cuMemAddressFree");
     *(void **)&g_guard.create = dlsym(h, "cuMemCreate");
