@@ -11,6 +11,9 @@
 
 static ptxq_cudrv g_drv;
 static ptxq_launch_ex_fn g_launch_ex; /* optional: NULL where the driver lacks it */
+typedef CUresult (*get_proc_fn)(const char *, void **, int, cuuint64_t,
+                                CUdriverProcAddressQueryResult *);
+static get_proc_fn g_gp; /* cuGetProcAddress_v2, kept for ptxq_cudrv_proc */
 static const char *g_why;
 static int g_ok;
 static pthread_once_t g_once = PTHREAD_ONCE_INIT;
@@ -25,9 +28,6 @@ static const struct {
 #undef PTXQ_CUDRV_ROW
 };
 
-typedef CUresult (*get_proc_fn)(const char *, void **, int, cuuint64_t,
-                                CUdriverProcAddressQueryResult *);
-
 static void load(void) {
     const char *env = getenv("PTXQ_LIBCUDA"); /* tests point this at a missing file */
     void *h = dlopen(env && *env ? env : "libcuda.so.1", RTLD_NOW | RTLD_LOCAL);
@@ -36,6 +36,7 @@ static void load(void) {
         return;
     }
     get_proc_fn gp = (get_proc_fn)dlsym(h, "cuGetProcAddress_v2");
+    g_gp = gp;
     if (!gp) {
         g_why = "libcuda.so.1 has no cuGetProcAddress_v2 (driver older than CUDA 12)";
         return;
@@ -80,6 +81,15 @@ const ptxq_cudrv *ptxq_cudrv_get(const char **why) {
 ptxq_launch_ex_fn ptxq_cudrv_launch_ex(void) {
     pthread_once(&g_once, load);
     return g_ok == 1 ? g_launch_ex : NULL;
+}
+
+void *ptxq_cudrv_proc(const char *name) {
+    pthread_once(&g_once, load);
+    void *p = NULL;
+    CUdriverProcAddressQueryResult q;
+    if (g_ok != 1 || !g_gp || g_gp(name, &p, 12000, CU_GET_PROC_ADDRESS_DEFAULT, &q) != CUDA_SUCCESS)
+        return NULL;
+    return p;
 }
 
 int ptxq_cudrv_no_device(void) {

@@ -33,6 +33,9 @@ typedef struct ptxq_cudrv {
 /* Loads libcuda.so.1 and cuInit(0)s it once per process (thread-safe). Returns the table, or NULL
  * with *why set to a static message. */
 const ptxq_cudrv *ptxq_cudrv_get(const char **why);
+/* Any other driver entry point at the same (12.0) ABI as the table, NULL if the driver lacks it
+ * or is not loaded (the tools' test guard mode takes CUDA's VMM functions from here). */
+void *ptxq_cudrv_proc(const char *name);
 
 /* "cuFoo failed: CUDA_ERROR_X (text)" into the per-thread message; returns PTXQ_ERR_CUDA. */
 int ptxq_cuda_fail(const ptxq_cudrv *d, CUresult r, const char *what);

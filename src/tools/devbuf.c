@@ -1,7 +1,6 @@
 /* devbuf.c -- device plumbing for tools and tests (see devbuf.h). */
 #include "devbuf.h"
 
-#include <dlfcn.h>
 #include <math.h>
 #include <pthread.h>
 #include <stdio.h>
@@ -46,7 +45,7 @@ void dev_close(ptxq_dev *d) {
  * library's strictest requirement): every dev_alloc buffer is placed by CUDA's virtual memory
  * management so that it ends where an unmapped granule begins (its size rounded up to A), so a
  * kernel that reads or writes past the end of any buffer faults instead of touching its
- * neighbour. The entry points come from the libcuda.so.1 the library already loaded. */
+ * neighbour. The entry points come from the library's driver loader (ptxq_cudrv_proc). */
 typedef struct guard_map {
     uint64_t p, va;
     size_t map, gran;
@@ -75,22 +74,17 @@ static void guard_init(void) {
     if (!e || !*e || !strcmp(e, "0")) return;
     long a = atol(e);
     g_guard.align = a > 1 && (a & (a - 1)) == 0 ? (size_t)a : 16;
-    void *h = dlopen("libcuda.so.1", RTLD_NOW | RTLD_NOLOAD);
-    if (!h) {
-        fprintf(stderr, "PTXQ_TEST_GUARD: libcuda.so.1 is not loaded, ignored\n");
-        return;
-    }
-    *(void **)&g_guard.reserve = dlsym(h, "cuMemAddressReserve");
-    *(void **)&g_guard.addr_free = dlsym(h, "cuMemAddressFree");
-    *(void **)&g_guard.create = dlsym(h, "cuMemCreate");
-    *(void **)&g_guard.release = dlsym(h, "cuMemRelease");
-    *(void **)&g_guard.map = dlsym(h, "cuMemMap");
-    *(void **)&g_guard.unmap = dlsym(h, "cuMemUnmap");
-    *(void **)&g_guard.access = dlsym(h, "cuMemSetAccess");
-    *(void **)&g_guard.granularity = dlsym(h, "cuMemGetAllocationGranularity");
+    *(void **)&g_guard.reserve = ptxq_cudrv_proc("cuMemAddressReserve");
+    *(void **)&g_guard.addr_free = ptxq_cudrv_proc("cuMemAddressFree");
+    *(void **)&g_guard.create = ptxq_cudrv_proc("cuMemCreate");
+    *(void **)&g_guard.release = ptxq_cudrv_proc("cuMemRelease");
+    *(void **)&g_guard.map = ptxq_cudrv_proc("cuMemMap");
+    *(void **)&g_guard.unmap = ptxq_cudrv_proc("cuMemUnmap");
+    *(void **)&g_guard.access = ptxq_cudrv_proc("cuMemSetAccess");
+    *(void **)&g_guard.granularity = ptxq_cudrv_proc("cuMemGetAllocationGranularity");
     g_guard.on = g_guard.reserve && g_guard.addr_free && g_guard.create && g_guard.release &&
                  g_guard.map && g_guard.unmap && g_guard.access && g_guard.granularity;
-    if (!g_guard.on) fprintf(stderr, "PTXQ_TEST_GUARD: libcuda lacks the VMM entry points, ignored\n");
+    if (!g_guard.on) fprintf(stderr, "PTXQ_TEST_GUARD: no driver or no VMM entry points, ignored\n");
 }
 
 int dev_guarded(void) {
