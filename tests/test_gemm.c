@@ -740,6 +740,12 @@ SCASE(test_ts_split_block_c2, 0, 1, PTXQ_GEMM_SCALE_BLOCK, 200, 520, 2048, 192, 
       c.cluster = 2)
 SCASE(test_ts_unaligned_rows, 1, 0, PTXQ_GEMM_SCALE_TENSOR, 300, 300, 256, 192, (void)0)
 SCASE(test_ts_with_c, 1, 0, PTXQ_GEMM_SCALE_BLOCK, 300, 256, 256, 128, c.with_c = 1; c.beta = 1.0f)
+/* One batch given as rank-3 A [1, M, K], B [1, N, K] and D [1, M, N] with odd (unused) batch strides: the
+ * kernel's D batch stride and the 3-D TMA-store map take D's span (0b06105; before it the map encode
+ * failed with PTXQ_ERR_CUDA). */
+SCASE(test_ts_one_batch_odd_bstride, 1, 1, PTXQ_GEMM_SCALE_ROW, 300, 520, 256, 192, c.odd_bstride = 1)
+SCASE(test_one_batch_odd_bstride_direct, -1, 0, PTXQ_GEMM_SCALE_TENSOR, 300, 520, 256, 192,
+      c.odd_bstride = 1)
 SCASE(test_ts_big_block, 0, 1, PTXQ_GEMM_SCALE_BLOCK, 4096, 7168, 1024, 0, c.sample_rows = 32)
 /* The early wait (gen/gemm.py next_slot_early: K block kb+1's slot is waited for while chain kb
  * runs, not across a tile's end): few CTAs, so each takes several tiles back to back, with 1, 2,
@@ -1563,6 +1569,8 @@ int main(void) {
         cmocka_unit_test(test_ts_split_block_c2),
         cmocka_unit_test(test_ts_unaligned_rows),
         cmocka_unit_test(test_ts_with_c),
+        cmocka_unit_test(test_ts_one_batch_odd_bstride),
+        cmocka_unit_test(test_one_batch_odd_bstride_direct),
         cmocka_unit_test(test_ts_big_block),
         cmocka_unit_test(test_early_tensor_k1),
         cmocka_unit_test(test_early_row_k2),

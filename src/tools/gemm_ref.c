@@ -170,6 +170,11 @@ int gemm_case_run(ptxq_dev *d, const gemm_cfg *c, uint64_t seed, gemm_result *re
         ta.stride[0] = M * lda, ta.stride[1] = lda;
         td = ptxq_tensor_make(dt, 3, (int64_t[]){L, M, N}, dd);
         td.stride[0] = M * ldd, td.stride[1] = ldd;
+    } else if (c->odd_bstride) {
+        ta = ptxq_tensor_make(at, 3, (int64_t[]){1, M, K}, da);
+        ta.stride[0] = M * lda + 1, ta.stride[1] = lda;
+        td = ptxq_tensor_make(dt, 3, (int64_t[]){1, M, N}, dd);
+        td.stride[0] = M * ldd + 1, td.stride[1] = ldd;
     } else {
         ta = ptxq_tensor_make(at, 2, (int64_t[]){M, K}, da);
         ta.stride[0] = lda;
@@ -179,6 +184,9 @@ int gemm_case_run(ptxq_dev *d, const gemm_cfg *c, uint64_t seed, gemm_result *re
     if (Lb > 1 || gm != PTXQ_GEMM_GROUP_NONE || (rank3 && !c->b_shared)) {
         tb = ptxq_tensor_make(bt, 3, (int64_t[]){Lb, N, K}, db);
         tb.stride[0] = N * lda, tb.stride[1] = lda;
+    } else if (c->odd_bstride) { /* rank-3 B too: the maps are 3-D (gemm.c maps3d) */
+        tb = ptxq_tensor_make(bt, 3, (int64_t[]){1, N, K}, db);
+        tb.stride[0] = N * lda + 1, tb.stride[1] = lda;
     } else {
         tb = ptxq_tensor_make(bt, 2, (int64_t[]){N, K}, db);
         tb.stride[0] = lda;

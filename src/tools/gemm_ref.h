@@ -54,6 +54,8 @@ typedef struct gemm_cfg {
     int ctas;                   /* desc.ctas: persistent grid cap (0 = one CTA per SM) */
     int unit_scales;            /* TENSOR: NULL a_scale and b_scale (1.0) */
     int mx_path;                /* desc.mx_path (MX: 0 auto, 1 promote, 2 dequantize) */
+    int odd_bstride;            /* one batch (batch <= 1): A, B and D as rank-3 [1, M, K], [1, N, K],
+                                   [1, M, N] with odd batch strides, which the call must not use */
     int want_sm;                /* test check: 1 the kernel must load BLOCK scales by TMA ("_sm"),
                                    -1 it must not (the scale warp's any strides) */
 } gemm_cfg;
