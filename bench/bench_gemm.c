@@ -926,6 +926,7 @@ int check_gemm_main(int argc, char **argv) {
            scaling_str(c.scaling), (long long)c.M, (long long)c.N, (long long)c.K, r.kernel,
            ptxq_status_name(st), (long long)r.checked, (long long)r.bad, (long long)r.unwritten,
            r.max_norm, (long long)r.n_wc, r.max_rel_wc, r.first_bad, r.first_bad[0] ? "\n" : "");
+    if (st != PTXQ_OK) printf("error: %s\n", r.error);
     dev_close(&d);
     return st != PTXQ_OK || r.bad || r.unwritten ? 1 : 0;
 }

@@ -517,7 +517,7 @@ static void run_case(gemm_cfg c) {
                   r.kernel, (long long)c.M, (long long)c.N, (long long)c.K, (long long)r.checked,
                   r.max_norm, (long long)r.n_wc, r.max_rel_wc, (long long)r.unwritten,
                   (long long)r.bad);
-    if (st != PTXQ_OK) fail_msg("ptxq_gemm: %s: %s", ptxq_status_name(st), ptxq_last_error());
+    if (st != PTXQ_OK) fail_msg("ptxq_gemm: %s: %s", ptxq_status_name(st), r.error);
     if (r.bad) print_error("first: %s\n", r.first_bad);
     assert_int_equal(r.unwritten, 0);
     assert_int_equal(r.bad, 0);
@@ -707,7 +707,7 @@ static gemm_result run_store_case(gemm_cfg c, int want) {
                   "checked, max norm err %.3g, unwritten %lld, bad %lld\n", r.kernel, c.store, c.ctas,
                   (long long)c.M, (long long)c.N, (long long)c.K, r.split_tiles, r.splits,
                   (long long)r.checked, r.max_norm, (long long)r.unwritten, (long long)r.bad);
-    if (st != PTXQ_OK) fail_msg("ptxq_gemm: %s: %s", ptxq_status_name(st), ptxq_last_error());
+    if (st != PTXQ_OK) fail_msg("ptxq_gemm: %s: %s", ptxq_status_name(st), r.error);
     if (c.want_sm) assert_int_equal(strstr(r.kernel, "_sm") != NULL, c.want_sm > 0);
     if (r.bad) print_error("first: %s\n", r.first_bad);
     if ((strstr(r.kernel, "_ts") != NULL) != want) fail_msg("%s: want a _ts kernel: %d", r.kernel, want);

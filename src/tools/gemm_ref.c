@@ -271,6 +271,8 @@ int gemm_case_run(ptxq_dev *d, const gemm_cfg *c, uint64_t seed, gemm_result *re
         res->dequant = plan.dequant;
     }
     int st = ptxq_gemm(d->ctx, &desc, &ta, &tb, &td, d->stream);
+    if (st != PTXQ_OK) /* now: the frees and copies below may clear the thread's message */
+        snprintf(res->error, sizeof res->error, "%s", ptxq_last_error());
     void *hd = xmalloc(dbytes);
     dev_sync(d);
     dev_download(d, hd, dd, dbytes);

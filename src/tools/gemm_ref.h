@@ -69,6 +69,7 @@ typedef struct gemm_result {
     double max_rel_wc;     /* max relative error where |ref| >= S / 2 */
     int64_t n_wc;
     char first_bad[256];
+    char error[256];       /* ptxq_last_error() right after a call that failed */
     char kernel[64];
     int splits;            /* the plan's K ranges per split tile (1: none) */
     unsigned split_tiles;  /* and how many tiles were split */
