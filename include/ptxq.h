@@ -44,7 +44,8 @@ typedef enum ptxq_status {
 } ptxq_status;
 
 const char *ptxq_status_name(ptxq_status s);
-/* The message of the last failing call made by this thread ("" if none). */
+/* The message of this thread's failing call. Read it right after that call: the thread's next call
+ * replaces it, and a call that succeeds may clear it to "". */
 const char *ptxq_last_error(void);
 /* PTXQ_VERSION_MAJOR * 10000 + MINOR * 100 + PATCH of the library actually linked. */
 int ptxq_version(void);
