@@ -8,6 +8,7 @@
  * no R2UR between the wgmmas of a chain (the descriptors come from uniform registers); the MX
  * dequantize kernel has 16-byte loads and stores; no R2UR moves a descriptor into place right
  * before a chain. */
+#include <pthread.h>
 #include <stdarg.h>
 #include <stddef.h>
 #include <stdint.h>
@@ -757,6 +758,80 @@ SCASE(test_early_tensor_k3_c2, 1, 1, PTXQ_GEMM_SCALE_TENSOR, 1000, 1000, 384, 19
       c.cluster = 2; c.split_k = 1)
 SCASE(test_early_tensor_k5_direct, -1, 0, PTXQ_GEMM_SCALE_TENSOR, 1000, 1000, 640, 192, c.ctas = 7;
       c.split_k = 1)
+
+/* Several threads share one fresh context (no module loaded yet, an empty tensor-map cache),
+ * each on its own stream, two calls each: they race the lazy module loads and the map cache
+ * (64 slots; each call encodes 2-5 maps of its own buffers) while kernels of different modes,
+ * widths, clusters and epilogues run side by side. Every thread's every element is checked. */
+typedef struct gemm_thread_job {
+    gemm_cfg c;
+    ptxq_context *ctx;
+    int rc;            /* 0: both calls ran and checked clean */
+    char what[1024];
+} gemm_thread_job;
+
+static void *gemm_thread_main(void *arg) {
+    gemm_thread_job *j = arg;
+    ptxq_dev d = g_gpu.dev;
+    d.ctx = j->ctx;
+    j->rc = -1;
+    if (ptxq_context_make_current(d.ctx) != PTXQ_OK ||
+        d.drv->cuStreamCreate(&d.stream, CU_STREAM_NON_BLOCKING) != CUDA_SUCCESS) {
+        snprintf(j->what, sizeof j->what, "no stream");
+        return NULL;
+    }
+    for (int it = 0; it < 2; ++it) {
+        gemm_result r;
+        int st = gemm_case_run(&d, &j->c, g_gpu.seed + 977 * (uint64_t)(it + 1) + (uint64_t)j->c.M, &r);
+        if (st != PTXQ_OK || r.bad || r.unwritten || r.checked == 0) {
+            snprintf(j->what, sizeof j->what, "%s round %d: %s %s, %lld bad, %lld unwritten; %s",
+                     r.kernel, it, ptxq_status_name(st), r.error, (long long)r.bad,
+                     (long long)r.unwritten, r.first_bad);
+            d.drv->cuStreamDestroy(d.stream);
+            return NULL;
+        }
+        snprintf(j->what, sizeof j->what, "%s", r.kernel);
+    }
+    d.drv->cuStreamDestroy(d.stream);
+    j->rc = 0;
+    return NULL;
+}
+
+static void test_threads_share_context(void **state) {
+    (void)state;
+    if (gputest_no_gpu(&g_gpu)) skip();
+    ptxq_context *fresh = NULL;
+    assert_int_equal(ptxq_context_create(0, &fresh), PTXQ_OK);
+    gemm_thread_job jobs[8];
+    memset(jobs, 0, sizeof jobs);
+    const gemm_cfg cfgs[8] = {
+        {.M = 300, .N = 520, .K = 512, .scaling = PTXQ_GEMM_SCALE_TENSOR, .tile_n = 192, .cluster = 2, .store = 1},
+        {.M = 257, .N = 136, .K = 1024, .scaling = PTXQ_GEMM_SCALE_TENSOR, .tile_n = 128, .store = -1},
+        {.M = 200, .N = 304, .K = 640, .scaling = PTXQ_GEMM_SCALE_ROW, .batch = 2},
+        {.M = 300, .N = 520, .K = 384, .scaling = PTXQ_GEMM_SCALE_BLOCK, .tile_n = 192},
+        {.M = 129, .N = 264, .K = 1024, .scaling = PTXQ_GEMM_SCALE_BLOCK, .sa_mmajor = 1, .split_k = 3},
+        {.M = 333, .N = 200, .K = 512, .scaling = PTXQ_GEMM_SCALE_MX, .mx_path = 1},
+        {.M = 150, .N = 296, .K = 256, .scaling = PTXQ_GEMM_SCALE_TENSOR, .a_type = PTXQ_BF16,
+         .b_type = PTXQ_BF16},
+        {.M = 96, .N = 400, .K = 768, .scaling = PTXQ_GEMM_SCALE_TENSOR, .a_type = PTXQ_E5M2,
+         .d_type = PTXQ_F32, .with_c = 1, .beta = 0.5f, .bias_type = PTXQ_BF16},
+    };
+    pthread_t th[8];
+    for (int i = 0; i < 8; ++i) {
+        jobs[i].c = cfgs[i];
+        jobs[i].ctx = fresh;
+        assert_int_equal(pthread_create(&th[i], NULL, gemm_thread_main, &jobs[i]), 0);
+    }
+    for (int i = 0; i < 8; ++i) pthread_join(th[i], NULL);
+    ptxq_context_make_current(g_gpu.dev.ctx);
+    ptxq_context_destroy(fresh);
+    int bad = 0;
+    for (int i = 0; i < 8; ++i) {
+        print_message("[  THREAD  ] %d: %s %s\n", i, jobs[i].rc ? "FAILED" : "ok", jobs[i].what);
+        bad += jobs[i].rc != 0;
+    }
+    assert_int_equal(bad, 0);
+}
 
 /* Tail split (split_k 0 with a workspace, gen/gemm.py tile_coords): whole tiles first, then the
  * last wave's tiles in K ranges; desc.ctas makes small grids with a short last wave. Checks the
@@ -1572,6 +1647,7 @@ int main(void) {
         cmocka_unit_test(test_ts_one_batch_odd_bstride),
         cmocka_unit_test(test_one_batch_odd_bstride_direct),
         cmocka_unit_test(test_ts_big_block),
+        cmocka_unit_test(test_threads_share_context),
         cmocka_unit_test(test_early_tensor_k1),
         cmocka_unit_test(test_early_row_k2),
         cmocka_unit_test(test_early_tensor_k3_c2),

@@ -1147,6 +1147,73 @@ static void *bulk_ref_thread(void *arg) {
     return NULL;
 }
 
+/* Eight threads share one fresh context (no module loaded yet), each on its own stream, three
+ * calls each: every format with x in A's format and in BF16 / F16 (the dp4a, CUDA-core and
+ * tensor-core kernels), racing the lazy module loads; every output checked. */
+typedef struct gemv_thread_job { gemv_case c; ptxq_context *ctx; int rc; char what[1024]; } gemv_thread_job;
+
+static void *gemv_thread_main(void *arg) {
+    gemv_thread_job *j = arg;
+    ptxq_dev d = g_test.dev;
+    d.ctx = j->ctx;
+    j->rc = -1;
+    if (ptxq_context_make_current(d.ctx) != PTXQ_OK ||
+        d.drv->cuStreamCreate(&d.stream, CU_STREAM_NON_BLOCKING) != CUDA_SUCCESS) {
+        snprintf(j->what, sizeof j->what, "no stream");
+        return NULL;
+    }
+    char desc[256];
+    gemv_case_describe(&j->c, desc, sizeof desc);
+    for (int it = 0; it < 3; ++it) {
+        gemv_result r;
+        j->c.seed += 101;
+        int rc = gemv_case_run(&d, &j->c, &r);
+        snprintf(j->what, sizeof j->what, "%s: %s round %d, wrong %lld/%lld, pad %lld %s", desc,
+                 r.plan.kernel, it, (long long)r.wrong, (long long)r.outputs,
+                 (long long)r.pad_touched, rc < 0 ? r.msg : "");
+        if (rc) {
+            d.drv->cuStreamDestroy(d.stream);
+            return NULL;
+        }
+    }
+    d.drv->cuStreamDestroy(d.stream);
+    j->rc = 0;
+    return NULL;
+}
+
+static void test_threads_share_context(void **state) {
+    (void)state;
+    if (no_gpu()) skip();
+    ptxq_context *fresh = NULL;
+    assert_int_equal(ptxq_context_create(0, &fresh), PTXQ_OK);
+    gemv_thread_job jobs[8];
+    memset(jobs, 0, sizeof jobs);
+    const struct { ptxq_gemv_format f; ptxq_dtype x, y; int64_t M, K, L; } cs[8] = {
+        {PTXQ_GEMV_NVFP4, 0, PTXQ_F16, 1003, 4096, 2}, {PTXQ_GEMV_NVFP4, PTXQ_BF16, PTXQ_BF16, 777, 2048, 1},
+        {PTXQ_GEMV_MXFP4, 0, PTXQ_F32, 515, 4096, 3},  {PTXQ_GEMV_MXFP4, PTXQ_F16, PTXQ_F16, 1003, 1024, 2},
+        {PTXQ_GEMV_MXFP8, 0, PTXQ_BF16, 640, 2048, 1}, {PTXQ_GEMV_MXFP8, PTXQ_BF16, PTXQ_F32, 333, 4096, 2},
+        {PTXQ_GEMV_NVFP4, PTXQ_F16, PTXQ_F32, 129, 8192, 4}, {PTXQ_GEMV_MXFP4, PTXQ_BF16, PTXQ_BF16, 2000, 512, 1},
+    };
+    pthread_t th[8];
+    for (int i = 0; i < 8; ++i) {
+        gemv_case *c = &jobs[i].c;
+        c->format = cs[i].f, c->x = cs[i].x, c->y = cs[i].y;
+        c->M = cs[i].M, c->K = cs[i].K, c->L = cs[i].L;
+        c->seed = g_test.seed + 7919u * (uint64_t)i;
+        jobs[i].ctx = fresh;
+        assert_int_equal(pthread_create(&th[i], NULL, gemv_thread_main, &jobs[i]), 0);
+    }
+    for (int i = 0; i < 8; ++i) pthread_join(th[i], NULL);
+    ptxq_context_make_current(g_test.dev.ctx);
+    ptxq_context_destroy(fresh);
+    int bad = 0;
+    for (int i = 0; i < 8; ++i) {
+        printf("[ %s ] thread %d: %s\n", jobs[i].rc ? "FAIL    " : "THREAD  ", i, jobs[i].what);
+        bad += jobs[i].rc != 0;
+    }
+    assert_int_equal(bad, 0);
+}
+
 static void test_bulk_reference(void **state) {
     (void)state;
     if (no_gpu()) skip();
@@ -1261,6 +1328,7 @@ int main(void) {
         cmocka_unit_test(test_pipelined),
         cmocka_unit_test(test_bulk),
         cmocka_unit_test(test_bulk_reference),
+        cmocka_unit_test(test_threads_share_context),
     };
     test_filter_from_env();
     return cmocka_run_group_tests(tests, setup, teardown);
