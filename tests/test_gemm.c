@@ -747,6 +747,10 @@ SCASE(test_ts_with_c, 1, 0, PTXQ_GEMM_SCALE_BLOCK, 300, 256, 256, 128, c.with_c 
 SCASE(test_ts_one_batch_odd_bstride, 1, 1, PTXQ_GEMM_SCALE_ROW, 300, 520, 256, 192, c.odd_bstride = 1)
 SCASE(test_one_batch_odd_bstride_direct, -1, 0, PTXQ_GEMM_SCALE_TENSOR, 300, 520, 256, 192,
       c.odd_bstride = 1)
+/* D past 4 GiB (2.4 * 10^9 elements): every address, TMA map and store above 32 bits; sampled
+ * rows checked against the reference, every row for the poison. */
+SCASE(test_big_d_ts, 0, 1, PTXQ_GEMM_SCALE_TENSOR, 40000, 60000, 128, 0, c.sample_rows = 16)
+SCASE(test_big_d_direct_row, -1, 0, PTXQ_GEMM_SCALE_ROW, 36001, 66000, 256, 0, c.sample_rows = 16)
 SCASE(test_ts_big_block, 0, 1, PTXQ_GEMM_SCALE_BLOCK, 4096, 7168, 1024, 0, c.sample_rows = 32)
 /* The early wait (gen/gemm.py next_slot_early: K block kb+1's slot is waited for while chain kb
  * runs, not across a tile's end): few CTAs, so each takes several tiles back to back, with 1, 2,
@@ -1647,6 +1651,8 @@ int main(void) {
         cmocka_unit_test(test_ts_one_batch_odd_bstride),
         cmocka_unit_test(test_one_batch_odd_bstride_direct),
         cmocka_unit_test(test_ts_big_block),
+        cmocka_unit_test(test_big_d_ts),
+        cmocka_unit_test(test_big_d_direct_row),
         cmocka_unit_test(test_threads_share_context),
         cmocka_unit_test(test_early_tensor_k1),
         cmocka_unit_test(test_early_row_k2),

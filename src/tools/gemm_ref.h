@@ -29,7 +29,8 @@ typedef struct gemm_cfg {
     int64_t M, N, K;
     ptxq_gemm_scaling scaling;
     int tile_n;        /* 0: the runtime's choice */
-    int sample_rows;   /* 0: check every row's values; else this many random rows (+ first, last) */
+    int sample_rows;   /* 0: check every row's values; else this many random rows (+ first, last),
+                          and (plain calls) every row for the poison: all must be written */
     int pad_a, pad_d;  /* extra elements per row of A/B (multiple of 16) and of D (rounded up to an even row stride) */
     int sa_mmajor;     /* BLOCK: a_scale M-major (strides {1, M}) instead of row-major */
     int sa_kpitch;     /* BLOCK, row-major a_scale: elements per row (0: ceil(K/128), packed);
