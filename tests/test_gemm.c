@@ -776,11 +776,9 @@ typedef struct gemm_thread_job {
 
 static void *gemm_thread_main(void *arg) {
     gemm_thread_job *j = arg;
-    ptxq_dev d = g_gpu.dev;
-    d.ctx = j->ctx;
+    ptxq_dev d;
     j->rc = -1;
-    if (ptxq_context_make_current(d.ctx) != PTXQ_OK ||
-        d.drv->cuStreamCreate(&d.stream, CU_STREAM_NON_BLOCKING) != CUDA_SUCCESS) {
+    if (gputest_thread_dev(&d, &g_gpu.dev, j->ctx)) {
         snprintf(j->what, sizeof j->what, "no stream");
         return NULL;
     }
@@ -791,12 +789,12 @@ static void *gemm_thread_main(void *arg) {
             snprintf(j->what, sizeof j->what, "%s round %d: %s %s, %lld bad, %lld unwritten; %s",
                      r.kernel, it, ptxq_status_name(st), r.error, (long long)r.bad,
                      (long long)r.unwritten, r.first_bad);
-            d.drv->cuStreamDestroy(d.stream);
+            gputest_thread_dev_close(&d);
             return NULL;
         }
         snprintf(j->what, sizeof j->what, "%s", r.kernel);
     }
-    d.drv->cuStreamDestroy(d.stream);
+    gputest_thread_dev_close(&d);
     j->rc = 0;
     return NULL;
 }

@@ -1154,11 +1154,9 @@ typedef struct gemv_thread_job { gemv_case c; ptxq_context *ctx; int rc; char wh
 
 static void *gemv_thread_main(void *arg) {
     gemv_thread_job *j = arg;
-    ptxq_dev d = g_test.dev;
-    d.ctx = j->ctx;
+    ptxq_dev d;
     j->rc = -1;
-    if (ptxq_context_make_current(d.ctx) != PTXQ_OK ||
-        d.drv->cuStreamCreate(&d.stream, CU_STREAM_NON_BLOCKING) != CUDA_SUCCESS) {
+    if (gputest_thread_dev(&d, &g_test.dev, j->ctx)) {
         snprintf(j->what, sizeof j->what, "no stream");
         return NULL;
     }
@@ -1172,11 +1170,11 @@ static void *gemv_thread_main(void *arg) {
                  r.plan.kernel, it, (long long)r.wrong, (long long)r.outputs,
                  (long long)r.pad_touched, rc < 0 ? r.msg : "");
         if (rc) {
-            d.drv->cuStreamDestroy(d.stream);
+            gputest_thread_dev_close(&d);
             return NULL;
         }
     }
-    d.drv->cuStreamDestroy(d.stream);
+    gputest_thread_dev_close(&d);
     j->rc = 0;
     return NULL;
 }

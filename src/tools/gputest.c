@@ -48,3 +48,16 @@ int gputest_graph_end_launch(ptxq_dev *d, int launch) {
     if (g) d->drv->cuGraphDestroy(g);
     return ok;
 }
+
+int gputest_thread_dev(ptxq_dev *out, const ptxq_dev *base, ptxq_context *ctx) {
+    *out = *base;
+    out->ctx = ctx;
+    out->stream = NULL;
+    if (ptxq_context_make_current(ctx) != PTXQ_OK) return -1;
+    return out->drv->cuStreamCreate(&out->stream, CU_STREAM_NON_BLOCKING) == CUDA_SUCCESS ? 0 : -1;
+}
+
+void gputest_thread_dev_close(ptxq_dev *d) {
+    if (d->stream) d->drv->cuStreamDestroy(d->stream);
+    d->stream = NULL;
+}

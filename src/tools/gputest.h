@@ -25,5 +25,9 @@ int gputest_graph_begin(ptxq_dev *d, const char *what);
 /* Ends the capture on d's stream; if launch, instantiates the graph and launches it once on the
  * stream. 1 if everything asked for succeeded. */
 int gputest_graph_end_launch(ptxq_dev *d, int launch);
+/* For a test thread: *out is base with context ctx (made current on this thread) and a new
+ * non-blocking stream. 0 on success; gputest_thread_dev_close destroys the stream. */
+int gputest_thread_dev(ptxq_dev *out, const ptxq_dev *base, ptxq_context *ctx);
+void gputest_thread_dev_close(ptxq_dev *d);
 
 #endif
