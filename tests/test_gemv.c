@@ -436,6 +436,22 @@ static void test_all_combinations(void **state) {
     assert_int_equal(fails, 0);
 }
 
+/* Big A: MXFP8 66001 x 65536 (4.3 GB, byte offsets past 2^32) and NVFP4 x BF16 (tensor cores)
+ * 70003 x 65536 (4.6 * 10^9 elements past 2^32, 2.3 GB); every output against the float64
+ * reference. */
+static void test_big_a(void **state) {
+    (void)state;
+    if (no_gpu()) skip();
+    int fails = 0;
+    gemv_case c;
+    memset(&c, 0, sizeof c);
+    c.format = PTXQ_GEMV_MXFP8, c.y = PTXQ_F32, c.M = 66001, c.K = 65536, c.L = 1;
+    fails += run_one(c, 1) != 0;
+    c.format = PTXQ_GEMV_NVFP4, c.x = PTXQ_BF16, c.y = PTXQ_BF16, c.M = 70003, c.K = 65536;
+    fails += run_one(c, 1) != 0;
+    assert_int_equal(fails, 0);
+}
+
 /* Padded A rows, M-major and 128x4 scales, shared x, per-tensor scales; v = 4, 5: A scales at an
  * odd address and x's with K stride 2 (NVFP4: no aligned scale pairs, the slow loop). */
 static void test_layouts(void **state) {
@@ -1327,6 +1343,7 @@ int main(void) {
         cmocka_unit_test(test_bulk),
         cmocka_unit_test(test_bulk_reference),
         cmocka_unit_test(test_threads_share_context),
+        cmocka_unit_test(test_big_a),
     };
     test_filter_from_env();
     return cmocka_run_group_tests(tests, setup, teardown);
