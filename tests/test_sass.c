@@ -314,7 +314,6 @@ static void test_loops(void **state) {
     assert_int_equal(h.total, 0);
 }
 
-/* PTXQ_NVDISASM is the only candidate when set. */
 /* A cubin file named on `ptxq sass`'s command line: bytes as written, the kernel name from the
  * file name (directory, ".cubin" and a ".sm_XXa" suffix dropped), clear refusals otherwise. */
 static void test_cubin_file(void **state) {
@@ -357,6 +356,7 @@ static void test_cubin_file(void **state) {
     rmdir(dir);
 }
 
+/* PTXQ_NVDISASM is the only candidate when set. */
 static void test_find_env(void **state) {
     (void)state;
     char *saved = getenv("PTXQ_NVDISASM") ? strdup(getenv("PTXQ_NVDISASM")) : NULL;
