@@ -658,6 +658,7 @@ class G:
         k.label("PRODUCER")
         k.comment("==== producer warpgroup: give registers to the consumers; one thread issues TMA")
         k(f"setmaxnreg.dec.sync.aligned.u32 {PRODUCER_REGS}")
+        self.pdl_wait()
         if self.sc and not self.sm:
             pw1 = k.reg(".pred", "p_scale_warp")
             k.comment("warp 1 of the producer warpgroup stages the BLOCK scales (scale_producer)")
@@ -742,6 +743,18 @@ class G:
             k.comment("no CTA of the cluster leaves while its peer may still arrive on its barriers")
             sm90.cluster_sync(k)
         k("ret")
+
+    def pdl_wait(self):
+        """PDL (a no-op without a programmatic launch): wait for the preceding kernel's completion
+        before any global access (A, B, scales, C, bias, the workspace, D), then let the next
+        kernel launch. Each role waits right after its setmaxnreg, so the setup before it (barrier
+        init, the setup barrier, the role branch, the register split) overlaps the preceding
+        kernel's tail.
+        NOTE: signalled only after our own wait, as every kernel of the library does, so a
+        kernel launched behind ours starts after everything before us has completed. Our CTAs
+        hold all of an SM's registers: the next kernel's CTAs take SMs as ours exit."""
+        self.k("griddepcontrol.wait")
+        self.k("griddepcontrol.launch_dependents")
 
     def sc_base(self):
         """shared offset of the staged BLOCK scales: SM_SLOT per stage before the barriers (sm:
@@ -932,6 +945,7 @@ class G:
         predicate; the slot-0 wgmma descriptors; per-tensor: the product of the two scales."""
         k = self.k
         k(f"setmaxnreg.inc.sync.aligned.u32 {self.consumer_regs()}")
+        self.pdl_wait()
         cwg, w, lane, g, t4, rbase = (k.reg(".b32", n) for n in
                                       ("cwg", "warp", "lane", "g", "t4", "row_base"))
         k(f"shr.u32 {cwg}, %tid_x, 7")
@@ -1957,16 +1971,8 @@ class G:
         if self.sm:
             k(f"@{lead} prefetch.tensormap [%tmap_sa_g]")
             k(f"@{lead} prefetch.tensormap [%tmap_sb_g]")
-        ring.init_barriers(lead, 8 * self.cl, 33 if self.sc and not self.sm else 1)
-        sm90.mbar_init_fence(k, lead)
-        k.comment("PDL (a no-op without a programmatic launch): the setup above overlaps the preceding\n"
-                  "kernel's tail; every thread waits for that kernel's completion before any global\n"
-                  "access (A, B, scales, C, bias, the workspace, D), then lets the next kernel launch\n"
-                  "NOTE: signalled only after our own wait, as every kernel of the library does, so a\n"
-                  "kernel launched behind ours starts after everything before us has completed. Our\n"
-                  "CTAs hold all of an SM's registers: the next kernel's CTAs take SMs as ours exit")
-        k("griddepcontrol.wait")
-        k("griddepcontrol.launch_dependents")
+        ring.init_barriers_warps(tid, THREADS // 32, 8 * self.cl, 33 if self.sc and not self.sm else 1)
+        k.comment("the PDL wait comes after the role branch (pdl_wait): nothing before it reads global memory")
         if self.cl == 1:
             k("bar.sync 0")
         else:

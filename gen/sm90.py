@@ -130,6 +130,34 @@ class Ring:
             k(f"add.u32 {t}, {self.bars}, {8 * (self.stages + s)}")
             mbar_init(k, t, empty_count, pred)
 
+    def init_barriers_warps(self, tid, nwarps, empty_count, full_count=1):
+        """The same barriers as init_barriers, spread over the CTA's warps: lane 0 of warp w
+        initialises barrier w, w + nwarps, ... (barriers 0..stages-1 are full[], then empty[]) and
+        fences its own inits; the setup barrier that follows makes them visible to the CTA.
+        NOTE: ptxas puts a fence before every mbarrier init (~40 cycles each in one thread: about
+        600 cycles at every kernel start with 6 stages and the tensor-map prefetches, timeline
+        stamps, H100, 2026-11-26); and mbarrier.init takes uniform operands, so one barrier per
+        lane of a warp becomes a loop over the lanes: one per warp instead."""
+        k = self.k
+        p, pf = k.reg(".pred", "p_bar_init"), k.reg(".pred", "p_bar_full")
+        w, t, c, i = (k.reg(".b32", n) for n in ("t_bar_w", "t_bar", "t_bar_n", "t_bar_i"))
+        k.comment(f"ring barriers, lane 0 of warp w: barrier w (+ {nwarps}...); full[s] = barrier s "
+                  f"({full_count} arrival{'s' if full_count > 1 else ''} + tx bytes), empty[s] = "
+                  f"barrier {self.stages} + s ({empty_count} arrivals)")
+        k(f"shr.u32 {w}, {tid}, 5")
+        k(f"and.b32 {t}, {tid}, 31")
+        for r in range((2 * self.stages + nwarps - 1) // nwarps):
+            k(f"add.u32 {i}, {w}, {r * nwarps}")
+            k(f"setp.lt.u32 {p}, {i}, {2 * self.stages}")
+            k(f"setp.eq.and.u32 {p}, {t}, 0, {p}")
+            k(f"setp.lt.u32 {pf}, {i}, {self.stages}")
+            k(f"selp.u32 {c}, {full_count}, {empty_count}, {pf}")
+            k(f"mad.lo.u32 {i}, {i}, 8, {self.bars}")
+            k(f"@{p} mbarrier.init.shared::cta.b64 [{i}], {c}")
+        k(f"setp.lt.u32 {p}, {w}, {2 * self.stages}")
+        k(f"setp.eq.and.u32 {p}, {t}, 0, {p}")
+        mbar_init_fence(k, p)
+
     def reset(self):
         self.k(f"mov.u32 {self.slot}, 0")
         self.k(f"mov.u32 {self.phase}, 0")
