@@ -222,7 +222,12 @@ ARGS = [
     ("u32", "tiles_n"), ("u32", "group"), ("u32", "ntiles"), ("u32", "nbn"),
     ("u32", "tiles_b"), ("u32", "b_batched"), ("u32", "flags"), ("u32", "alpha"),
     ("u32", "beta"), ("u32", "splits"), ("u32", "kb_split"), ("u32", "full"), ("u32", "scmode"),
+    ("u32", "dv_per"), ("u32", "sh_per"), ("u32", "dv_grp"), ("u32", "sh_grp"),
+    ("u32", "dv_last"), ("u32", "sh_last"), ("u32", "dv_spl"), ("u32", "sh_spl"),
+    ("u32", "dv_tb"), ("u32", "sh_tb"),
 ]
+# dv_X / sh_X: multiplier and shift that divide by X (per = group * tiles_n, grp = group, last = the
+# last M group's size, spl = splits, tb = tiles_b) without a division instruction (fdiv)
 # flags
 OUT_BF16, OUT_F16, OUT_F32 = 0, 1, 2
 BIAS_SHIFT, C_BIT, GROUP_SHIFT, GENERAL_BIT, MAPS3D_BIT = 2, 1 << 4, 5, 1 << 7, 1 << 8
@@ -367,6 +372,18 @@ class G:
 
     def arg(self, name):
         return load_arg(self.k, self.off, name)
+
+    def fdiv(self, q, n, dv, sh):
+        """q = n / d for n < 2^31 by the runtime's multiplier and shift of d (src/gemm.c
+        gemm_divisors): q = (mulhi(n, dv) + n) >> sh. NOTE: div.u32 by a register is ~15 SASS
+        instructions through MUFU.RCP and conversions; the tile coordinates' three of them took
+        ~0.45 us before the producer's first TMA of every call (timeline stamps, H100,
+        2026-11-26, branch exp/gemm-stamps) and sit at every tile start of the consumers."""
+        k = self.k
+        t = k.reg(".b32", "t_fdiv")
+        k(f"mul.hi.u32 {t}, {n}, {dv}")
+        k(f"add.u32 {t}, {t}, {n}")
+        k(f"shr.b32 {q}, {t}, {sh}")
 
     # ---- tile order ---------------------------------------------------------------------------
     def consumer_tile_end(self, acc, s_ab, tile, m0, n0, mr0, mr1, pr0, pr1, t4):
@@ -569,6 +586,9 @@ class G:
         first, so consecutive CTAs share B tiles and a wave keeps a band of A rows and B rows hot
         in L2. Then the per-tile batch decisions (tile_select). Returns the skip predicate."""
         k = self.k
+        # NOTE: the producer divides by the runtime's multipliers (fdiv); the consumers keep div.u32:
+        # fdiv there made two consumers spill (tensor n192h2 c2, BF16 n256 c2: 4-28 bytes)
+        fast = tag == "p"
         per, gi, first, gsz, loc, mt, nt, bat, tl = (
             k.reg(".b32", f"t_{n}_{tag}") for n in
             ("per", "gi", "first", "gsz", "loc", "mt", "nt", "bat", "tl"))
@@ -587,8 +607,15 @@ class G:
         k(f"setp.lt.u32 {one}, {tile}, %a_full")
         k(f"@{one} bra.uni {lab_s}")
         k(f"sub.u32 {ut}, {tile}, %a_full")
-        k(f"rem.u32 {sp}, {ut}, %a_splits")
-        k(f"div.u32 {ut}, {ut}, %a_splits")
+        if fast:
+            self.fdiv(sp, ut, "%a_dv_spl", "%a_sh_spl")
+            k(f"mul.lo.u32 {kb0}, {sp}, %a_splits")
+            k(f"sub.u32 {kb0}, {ut}, {kb0}")
+            k(f"mov.u32 {ut}, {sp}")
+            k(f"mov.u32 {sp}, {kb0}")
+        else:
+            k(f"rem.u32 {sp}, {ut}, %a_splits")
+            k(f"div.u32 {ut}, {ut}, %a_splits")
         k(f"add.u32 {ut}, {ut}, %a_full")
         k(f"mul.lo.u32 {kb0}, {sp}, %a_kb_split")
         k(f"sub.u32 {nk}, %a_nkb, {kb0}")
@@ -598,20 +625,40 @@ class G:
         k(f"mov.u32 {tl}, {ut}")
         k(f"setp.eq.u32 {one}, %a_tiles_b, %a_ntiles")
         k(f"@{one} bra.uni {lab_b}")
-        k(f"div.u32 {bat}, {ut}, %a_tiles_b")
+        if fast:
+            self.fdiv(bat, ut, "%a_dv_tb", "%a_sh_tb")
+        else:
+            k(f"div.u32 {bat}, {ut}, %a_tiles_b")
         k(f"mul.lo.u32 {tl}, {bat}, %a_tiles_b")
         k(f"sub.u32 {tl}, {ut}, {tl}")
         k.label(lab_b)
         k(f"mul.lo.u32 {per}, %a_group, %a_tiles_n")
-        k(f"div.u32 {gi}, {tl}, {per}")
-        k(f"mul.lo.u32 {first}, {gi}, %a_group")
-        k(f"sub.u32 {gsz}, %a_tiles_m, {first}")
-        k(f"min.u32 {gsz}, {gsz}, %a_group")
-        k(f"mul.lo.u32 {loc}, {gi}, {per}")
-        k(f"sub.u32 {loc}, {tl}, {loc}")
-        k(f"rem.u32 {mt}, {loc}, {gsz}")
-        k(f"add.u32 {mt}, {mt}, {first}")
-        k(f"div.u32 {nt}, {loc}, {gsz}")
+        if not fast:
+            k(f"div.u32 {gi}, {tl}, {per}")
+            k(f"mul.lo.u32 {first}, {gi}, %a_group")
+            k(f"sub.u32 {gsz}, %a_tiles_m, {first}")
+            k(f"min.u32 {gsz}, {gsz}, %a_group")
+            k(f"mul.lo.u32 {loc}, {gi}, {per}")
+            k(f"sub.u32 {loc}, {tl}, {loc}")
+            k(f"rem.u32 {mt}, {loc}, {gsz}")
+            k(f"add.u32 {mt}, {mt}, {first}")
+            k(f"div.u32 {nt}, {loc}, {gsz}")
+        else:
+            self.fdiv(gi, tl, "%a_dv_per", "%a_sh_per")
+            k(f"mul.lo.u32 {first}, {gi}, %a_group")
+            k(f"sub.u32 {gsz}, %a_tiles_m, {first}")
+            k(f"min.u32 {gsz}, {gsz}, %a_group")
+            k(f"mul.lo.u32 {loc}, {gi}, {per}")
+            k(f"sub.u32 {loc}, {tl}, {loc}")
+            k.comment("the last M group may be shorter: its own divisor")
+            dv, sh, pl = k.reg(".b32", f"t_dv_{tag}"), k.reg(".b32", f"t_sh_{tag}"), k.reg(".pred", f"p_lastg_{tag}")
+            k(f"setp.ne.u32 {pl}, {gsz}, %a_group")
+            k(f"selp.u32 {dv}, %a_dv_last, %a_dv_grp, {pl}")
+            k(f"selp.u32 {sh}, %a_sh_last, %a_sh_grp, {pl}")
+            self.fdiv(nt, loc, dv, sh)
+            k(f"mul.lo.u32 {mt}, {nt}, {gsz}")
+            k(f"sub.u32 {mt}, {loc}, {mt}")
+            k(f"add.u32 {mt}, {mt}, {first}")
         if self.cl == 1:
             k(f"mul.lo.u32 {m0}, {mt}, {BM}")
         else:

@@ -660,6 +660,29 @@ static int plan_gemm(const ptxq_gemm_desc *desc, const ptxq_tensor *a, const ptx
 
 /* The workspace for the split picked: a split the runtime chose is dropped without one; a split
  * the caller asked for is an error without one. */
+/* Multiplier and shift that divide an n < 2^31 by d (1 <= d < 2^31) as (mulhi(n, mul) + n) >> shr
+ * (Granlund and Montgomery's round-up method with a 33-bit multiplier, its top bit the "+ n"):
+ * the kernels' tile coordinates take them instead of division instructions (gen/gemm.py fdiv). */
+void ptxq_fast_div(uint32_t d, uint32_t *mul, uint32_t *shr) {
+    uint32_t s = 0;
+    while (s < 31 && ((uint32_t)1 << s) < d) ++s;
+    *shr = s;
+    *mul = (uint32_t)((((uint64_t)1 << 32) * (((uint64_t)1 << s) - d)) / d + 1);
+}
+
+/* The divisors of the tile coordinates (gen/gemm.py tile_coords), once the split is final. */
+static void gemm_divisors(ptxq_gemm_args *g) {
+    uint32_t group = g->group > 0 ? g->group : 1;
+    uint32_t tm = g->tiles_m > 0 ? g->tiles_m : 1;
+    uint32_t last = tm % group ? tm % group : group;
+    uint32_t per = group * (g->tiles_n > 0 ? g->tiles_n : 1);
+    ptxq_fast_div(per, &g->dv_per, &g->sh_per);
+    ptxq_fast_div(group, &g->dv_grp, &g->sh_grp);
+    ptxq_fast_div(last, &g->dv_last, &g->sh_last);
+    ptxq_fast_div(g->splits > 0 ? g->splits : 1, &g->dv_spl, &g->sh_spl);
+    ptxq_fast_div(g->tiles_b > 0 ? g->tiles_b : 1, &g->dv_tb, &g->sh_tb);
+}
+
 static int plan_workspace(const ptxq_gemm_desc *desc, gemm_plan *p) {
     ptxq_gemm_args *g = &p->args;
     if (g->splits <= 1) return PTXQ_OK;
@@ -787,7 +810,9 @@ static int plan_call(const ptxq_gemm_desc *desc, const ptxq_tensor *a, const ptx
         if (x->on && (st = plan_gemm(&x->d16, &x->a16, &x->b16, d, sms, p))) return st;
     }
     if (sizing) return PTXQ_OK;
-    return plan_workspace(x->on ? &x->d16 : desc, p);
+    st = plan_workspace(x->on ? &x->d16 : desc, p);
+    if (!st) gemm_divisors(&p->args);
+    return st;
 }
 
 ptxq_status ptxq_gemm_validate(const ptxq_gemm_desc *desc, const ptxq_tensor *a,

@@ -62,6 +62,9 @@ struct ptxq_context {
     int tmap_next;
 };
 
+/* Multiplier and shift dividing n < 2^31 by d (1 <= d < 2^31): n / d = (mulhi(n, mul) + n) >> shr,
+ * the sum taken in 32 bits (src/gemm.c; the GEMM kernels' tile coordinates). */
+void ptxq_fast_div(uint32_t d, uint32_t *mul, uint32_t *shr);
 /* The function for kernel name on this context's target; loads its module once. */
 int ptxq_get_kernel(ptxq_context *ctx, const char *name, const ptxq_loaded **out);
 /* cuLaunchKernel with the context current; params as for cuLaunchKernel. */
