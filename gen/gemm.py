@@ -65,9 +65,14 @@ CTA = 3 warpgroups (384 threads), warp-specialised, persistent over output tiles
            session): H200 10-14% faster on three ((64, 2112, 7168) 0.023 -> 0.020 ms), 2-4% on
            (64, 7168, 16384); H100 7% and 12-19% on (64, 4096, 7168) and (64, 7168, 2048); the
            K loop's SASS of every kernel is as before.
-Launch: after the barrier setup every thread waits for the preceding kernel (griddepcontrol.wait,
-a no-op without a programmatic launch) before any global access, then signals its dependents;
-src/gemm.c launches with PDL unless PTXQ_GEMM_NO_PDL. Measured on an H100 (2026-11-26, same
+Launch: the ring barriers are initialised one per warp, then each role waits for the preceding
+kernel (griddepcontrol.wait, a no-op without a programmatic launch) right after its setmaxnreg,
+before any global access, and signals its dependents (pdl_wait); the producer's tile coordinates
+divide by multipliers the runtime passes (fdiv). Timeline stamps (H100, 2026-11-26, branch
+exp/gemm-stamps) had shown the producer's first TMA ~1.1 us after a CTA's entry: ~0.3 us of
+barrier inits by one thread, ~0.45 us of coordinate divisions; 20 calls back to back on the
+small-M DeepSeek-V3 shapes took 0.3-0.9 us less each after the change (bench/RESULTS.md,
+twenty-seventh session). src/gemm.c launches with PDL unless PTXQ_GEMM_NO_PDL. Measured on an H100 (2026-11-26, same
 process, bench gemm --alt pdl=0): single calls (one launch between two events) within -3% to +4%
 on the 18 DeepSeek-V3 shapes and 8192^3, as they should be (nothing precedes them); 20 calls back
 to back (bench gemm --batch 20) 1.3-1.5 us a call faster on the small-M shapes without split-K
