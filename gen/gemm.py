@@ -67,12 +67,13 @@ CTA = 3 warpgroups (384 threads), warp-specialised, persistent over output tiles
            K loop's SASS of every kernel is as before.
 Launch: the ring barriers are initialised one per warp, then each role waits for the preceding
 kernel (griddepcontrol.wait, a no-op without a programmatic launch) right after its setmaxnreg,
-before any global access, and signals its dependents (pdl_wait); the producer's tile coordinates
-divide by multipliers the runtime passes (fdiv). Timeline stamps (H100, 2026-11-26, branch
+before any global access, and signals its dependents (pdl_wait); the tile coordinates divide by
+multipliers the runtime passes (fdiv). Timeline stamps (H100, 2026-11-26, branch
 exp/gemm-stamps) had shown the producer's first TMA ~1.1 us after a CTA's entry: ~0.3 us of
 barrier inits by one thread, ~0.45 us of coordinate divisions; 20 calls back to back on the
-small-M DeepSeek-V3 shapes took 0.3-0.9 us less each after the change (bench/RESULTS.md,
-twenty-seventh session). src/gemm.c launches with PDL unless PTXQ_GEMM_NO_PDL. Measured on an H100 (2026-11-26, same
+small-M DeepSeek-V3 shapes took 0.3-0.9 us less each after the change, and the consumers' tile
+starts block-scaled 4096 x 7168 x 16384 2.4% fewer cycles (bench/RESULTS.md, twenty-seventh
+session). src/gemm.c launches with PDL unless PTXQ_GEMM_NO_PDL. Measured on an H100 (2026-11-26, same
 process, bench gemm --alt pdl=0): single calls (one launch between two events) within -3% to +4%
 on the 18 DeepSeek-V3 shapes and 8192^3, as they should be (nothing precedes them); 20 calls back
 to back (bench gemm --batch 20) 1.3-1.5 us a call faster on the small-M shapes without split-K
@@ -591,9 +592,6 @@ class G:
         first, so consecutive CTAs share B tiles and a wave keeps a band of A rows and B rows hot
         in L2. Then the per-tile batch decisions (tile_select). Returns the skip predicate."""
         k = self.k
-        # NOTE: the producer divides by the runtime's multipliers (fdiv); the consumers keep div.u32:
-        # fdiv there made two consumers spill (tensor n192h2 c2, BF16 n256 c2: 4-28 bytes)
-        fast = tag == "p"
         per, gi, first, gsz, loc, mt, nt, bat, tl = (
             k.reg(".b32", f"t_{n}_{tag}") for n in
             ("per", "gi", "first", "gsz", "loc", "mt", "nt", "bat", "tl"))
@@ -601,8 +599,10 @@ class G:
         k.comment("work unit -> (output tile, K split): units below `full` are whole tiles; each tile\n"
                   "after them is `splits` units, K ranges of kb_split blocks (the last may be shorter).\n"
                   "full = 0: every tile split (split-K); full > 0: only the last wave's tiles (tail split)")
-        k.comment("NOTE: integer divisions are long dependent chains at every tile start (both consumer\n"
-                  "warpgroups wait there with the tensor core idle): skip them without splits / batches")
+        k.comment("NOTE: both consumer warpgroups wait here at every tile start with the tensor core\n"
+                  "idle: the divisions are by the runtime's multipliers (fdiv; with div.u32 block-scaled\n"
+                  "4096 x 7168 x 16384 took 1.061 M cycles, now 1.036 M, H100 at ncu's locked clock),\n"
+                  "and the split and batch steps are skipped without splits / batches")
         one, lab_s, lab_b = k.reg(".pred", f"p_one_{tag}"), k.fresh("NO_SPLIT"), k.fresh("ONE_BATCH")
         k(f"mov.u32 {ut}, {tile}")
         k(f"mov.u32 {kb0}, 0")
@@ -612,15 +612,11 @@ class G:
         k(f"setp.lt.u32 {one}, {tile}, %a_full")
         k(f"@{one} bra.uni {lab_s}")
         k(f"sub.u32 {ut}, {tile}, %a_full")
-        if fast:
-            self.fdiv(sp, ut, "%a_dv_spl", "%a_sh_spl")
-            k(f"mul.lo.u32 {kb0}, {sp}, %a_splits")
-            k(f"sub.u32 {kb0}, {ut}, {kb0}")
-            k(f"mov.u32 {ut}, {sp}")
-            k(f"mov.u32 {sp}, {kb0}")
-        else:
-            k(f"rem.u32 {sp}, {ut}, %a_splits")
-            k(f"div.u32 {ut}, {ut}, %a_splits")
+        self.fdiv(sp, ut, "%a_dv_spl", "%a_sh_spl")
+        k(f"mul.lo.u32 {kb0}, {sp}, %a_splits")
+        k(f"sub.u32 {kb0}, {ut}, {kb0}")
+        k(f"mov.u32 {ut}, {sp}")
+        k(f"mov.u32 {sp}, {kb0}")
         k(f"add.u32 {ut}, {ut}, %a_full")
         k(f"mul.lo.u32 {kb0}, {sp}, %a_kb_split")
         k(f"sub.u32 {nk}, %a_nkb, {kb0}")
@@ -630,40 +626,29 @@ class G:
         k(f"mov.u32 {tl}, {ut}")
         k(f"setp.eq.u32 {one}, %a_tiles_b, %a_ntiles")
         k(f"@{one} bra.uni {lab_b}")
-        if fast:
-            self.fdiv(bat, ut, "%a_dv_tb", "%a_sh_tb")
-        else:
-            k(f"div.u32 {bat}, {ut}, %a_tiles_b")
+        self.fdiv(bat, ut, "%a_dv_tb", "%a_sh_tb")
         k(f"mul.lo.u32 {tl}, {bat}, %a_tiles_b")
         k(f"sub.u32 {tl}, {ut}, {tl}")
         k.label(lab_b)
         k(f"mul.lo.u32 {per}, %a_group, %a_tiles_n")
-        if not fast:
-            k(f"div.u32 {gi}, {tl}, {per}")
-            k(f"mul.lo.u32 {first}, {gi}, %a_group")
-            k(f"sub.u32 {gsz}, %a_tiles_m, {first}")
-            k(f"min.u32 {gsz}, {gsz}, %a_group")
-            k(f"mul.lo.u32 {loc}, {gi}, {per}")
-            k(f"sub.u32 {loc}, {tl}, {loc}")
-            k(f"rem.u32 {mt}, {loc}, {gsz}")
-            k(f"add.u32 {mt}, {mt}, {first}")
-            k(f"div.u32 {nt}, {loc}, {gsz}")
-        else:
-            self.fdiv(gi, tl, "%a_dv_per", "%a_sh_per")
-            k(f"mul.lo.u32 {first}, {gi}, %a_group")
-            k(f"sub.u32 {gsz}, %a_tiles_m, {first}")
-            k(f"min.u32 {gsz}, {gsz}, %a_group")
-            k(f"mul.lo.u32 {loc}, {gi}, {per}")
-            k(f"sub.u32 {loc}, {tl}, {loc}")
-            k.comment("the last M group may be shorter: its own divisor")
-            dv, sh, pl = k.reg(".b32", f"t_dv_{tag}"), k.reg(".b32", f"t_sh_{tag}"), k.reg(".pred", f"p_lastg_{tag}")
-            k(f"setp.ne.u32 {pl}, {gsz}, %a_group")
-            k(f"selp.u32 {dv}, %a_dv_last, %a_dv_grp, {pl}")
-            k(f"selp.u32 {sh}, %a_sh_last, %a_sh_grp, {pl}")
-            self.fdiv(nt, loc, dv, sh)
-            k(f"mul.lo.u32 {mt}, {nt}, {gsz}")
-            k(f"sub.u32 {mt}, {loc}, {mt}")
-            k(f"add.u32 {mt}, {mt}, {first}")
+        self.fdiv(gi, tl, "%a_dv_per", "%a_sh_per")
+        k(f"mul.lo.u32 {first}, {gi}, %a_group")
+        k(f"sub.u32 {gsz}, %a_tiles_m, {first}")
+        k(f"min.u32 {gsz}, {gsz}, %a_group")
+        k(f"mul.lo.u32 {loc}, {gi}, {per}")
+        k(f"sub.u32 {loc}, {tl}, {loc}")
+        k.comment("the last M group may be shorter: its own divisor, by predicated instructions\n"
+                  "NOTE: a select of the two divisors (two more registers) or a branch made two\n"
+                  "consumers spill (tensor n192h2 c2, BF16 n256 c2: 4-28 bytes)")
+        pl, t = k.reg(".pred", f"p_lastg_{tag}"), k.reg(".b32", "t_fdiv")
+        k(f"setp.ne.u32 {pl}, {gsz}, %a_group")
+        self.fdiv(nt, loc, "%a_dv_grp", "%a_sh_grp")
+        k(f"@{pl} mul.hi.u32 {t}, {loc}, %a_dv_last")
+        k(f"@{pl} add.u32 {t}, {t}, {loc}")
+        k(f"@{pl} shr.b32 {nt}, {t}, %a_sh_last")
+        k(f"mul.lo.u32 {mt}, {nt}, {gsz}")
+        k(f"sub.u32 {mt}, {loc}, {mt}")
+        k(f"add.u32 {mt}, {mt}, {first}")
         if self.cl == 1:
             k(f"mul.lo.u32 {m0}, {mt}, {BM}")
         else:
