@@ -44,11 +44,6 @@ def tmap_param(k, dst, pname):
     k(f"cvta.param.u64 {dst}, {dst}")
 
 
-def mbar_init(k, bar, count, pred=None):
-    p = f"@{pred} " if pred else ""
-    k(f"{p}mbarrier.init.shared::cta.b64 [{bar}], {count}")
-
-
 def mbar_init_fence(k, pred=None):
     """Make barrier inits visible to the other threads and to the async proxy (then bar.sync)."""
     p = f"@{pred} " if pred else ""
@@ -119,21 +114,11 @@ class Ring:
         self.empty = k.reg(".b32", f"{tag}_empty")
         self.addr = k.reg(".b32", f"{tag}_slot_addr")
 
-    def init_barriers(self, pred, empty_count, full_count=1):
-        k = self.k
-        t = k.reg(".b32", "t_bar")
-        k.comment(f"ring barriers: full[s] ({full_count} arrival{'s' if full_count > 1 else ''} + tx bytes), "
-                  f"empty[s] ({empty_count} arrivals)")
-        for s in range(self.stages):
-            k(f"add.u32 {t}, {self.bars}, {8 * s}")
-            mbar_init(k, t, full_count, pred)
-            k(f"add.u32 {t}, {self.bars}, {8 * (self.stages + s)}")
-            mbar_init(k, t, empty_count, pred)
-
     def init_barriers_warps(self, tid, nwarps, empty_count, full_count=1):
-        """The same barriers as init_barriers, spread over the CTA's warps: lane 0 of warp w
-        initialises barrier w, w + nwarps, ... (barriers 0..stages-1 are full[], then empty[]) and
-        fences its own inits; the setup barrier that follows makes them visible to the CTA.
+        """The ring's barriers, full[s] (full_count arrivals + tx bytes) and empty[s] (empty_count
+        arrivals), spread over the CTA's warps: lane 0 of warp w initialises barrier w, w + nwarps,
+        ... (barriers 0..stages-1 are full[], then empty[]) and fences its own inits; the setup
+        barrier that follows makes them visible to the CTA.
         NOTE: ptxas puts a fence before every mbarrier init (~40 cycles each in one thread: about
         600 cycles at every kernel start with 6 stages and the tensor-map prefetches, timeline
         stamps, H100, 2026-11-26); and mbarrier.init takes uniform operands, so one barrier per

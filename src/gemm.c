@@ -658,8 +658,6 @@ static int plan_gemm(const ptxq_gemm_desc *desc, const ptxq_tensor *a, const ptx
     return PTXQ_OK;
 }
 
-/* The workspace for the split picked: a split the runtime chose is dropped without one; a split
- * the caller asked for is an error without one. */
 /* Multiplier and shift that divide an n < 2^31 by d (1 <= d < 2^31) as (mulhi(n, mul) + n) >> shr
  * (Granlund and Montgomery's round-up method with a 33-bit multiplier, its top bit the "+ n"):
  * the kernels' tile coordinates take them instead of division instructions (gen/gemm.py fdiv). */
@@ -683,6 +681,8 @@ static void gemm_divisors(ptxq_gemm_args *g) {
     ptxq_fast_div(g->tiles_b > 0 ? g->tiles_b : 1, &g->dv_tb, &g->sh_tb);
 }
 
+/* The workspace for the split picked: a split the runtime chose is dropped without one; a split
+ * the caller asked for is an error without one. */
 static int plan_workspace(const ptxq_gemm_desc *desc, gemm_plan *p) {
     ptxq_gemm_args *g = &p->args;
     if (g->splits <= 1) return PTXQ_OK;
