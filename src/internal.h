@@ -31,6 +31,12 @@ const ptxq_kernel_entry *ptxq_entry_find(const char *name, const char *target);
 /* GEMV: the magic multiplier m and shift sh with (b * m) >> sh == b / d for every b < 2^31 (the
  * kernels' batch index; src/gemv.c). */
 void ptxq_gemv_tile_magic(uint32_t d, uint32_t *m, uint32_t *sh);
+/* GEMM: multiplier and shift dividing n < 2^31 by d (1 <= d < 2^31): n / d = (mulhi(n, mul) + n)
+ * >> shr, the sum taken in 32 bits (src/gemm.c; the tile coordinates). NOTE: the same job as
+ * ptxq_gemv_tile_magic in another form: the GEMM's consumers, at their register limit, take no
+ * 64-bit temporary (a select of two more 32-bit registers already spilled two of them); test_runtime
+ * checks both. */
+void ptxq_fast_div(uint32_t d, uint32_t *mul, uint32_t *shr);
 
 /* A loaded kernel. */
 typedef struct ptxq_loaded {
@@ -62,9 +68,6 @@ struct ptxq_context {
     int tmap_next;
 };
 
-/* Multiplier and shift dividing n < 2^31 by d (1 <= d < 2^31): n / d = (mulhi(n, mul) + n) >> shr,
- * the sum taken in 32 bits (src/gemm.c; the GEMM kernels' tile coordinates). */
-void ptxq_fast_div(uint32_t d, uint32_t *mul, uint32_t *shr);
 /* The function for kernel name on this context's target; loads its module once. */
 int ptxq_get_kernel(ptxq_context *ctx, const char *name, const ptxq_loaded **out);
 /* cuLaunchKernel with the context current; params as for cuLaunchKernel. */

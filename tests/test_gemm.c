@@ -21,7 +21,6 @@
 
 #include "gemm_ref.h"
 #include "gputest.h"
-#include "internal.h"
 #include "ptxq.h"
 #include "sass.h"
 #include "test_filter.h"
@@ -29,37 +28,6 @@
 static gputest g_gpu;
 
 /* ---- validation (no device) -------------------------------------------------------------- */
-
-/* The kernels' tile coordinates divide by (mulhi(n, mul) + n) >> shr (gen/gemm.py fdiv): exact for
- * every n < 2^31 at the divisors the runtime passes (edges, powers of two, and random pairs). */
-static void test_fast_div(void **state) {
-    (void)state;
-    uint64_t x = 0x9E3779B97F4A7C15ull;
-    int checked = 0;
-    for (int i = 0; i < 400000; ++i) {
-        x ^= x << 13, x ^= x >> 7, x ^= x << 17;
-        uint32_t d;
-        switch (i % 4) {
-        case 0: d = 1 + (uint32_t)(x % 300); break;
-        case 1: d = (uint32_t)1 << (x % 31); break;
-        case 2: d = 1 + (uint32_t)((x >> 8) % 0x7FFFFFFFu); break;
-        default: d = 1 + (uint32_t)((x >> 20) % 70000); break;
-        }
-        uint32_t mul, shr;
-        ptxq_fast_div(d, &mul, &shr);
-        uint32_t top = 0x7FFFFFFFu / d;
-        uint32_t ns[6] = {0, d - 1, d, 0x7FFFFFFFu, (uint32_t)(x >> 33),
-                          (uint32_t)((x >> 35) % (top + 1)) * d + (d - 1 < 0x7FFFFFFFu - top * d ? d - 1 : 0)};
-        for (int j = 0; j < 6; ++j) {
-            uint32_t n = ns[j] & 0x7FFFFFFFu;
-            uint32_t q = (uint32_t)(((uint64_t)n * mul) >> 32);
-            q = (q + n) >> shr;
-            if (q != n / d) fail_msg("n %u / d %u: got %u (mul %u shr %u)", n, d, q, mul, shr);
-            ++checked;
-        }
-    }
-    assert_int_equal(checked, 2400000);
-}
 
 typedef struct vcase {
     ptxq_tensor a, b, d, sa, sb;
@@ -1614,7 +1582,6 @@ int main(void) {
         cmocka_unit_test(test_r2ur_in_chains),
         cmocka_unit_test(test_counter_reset_text),
         cmocka_unit_test(test_gemm_sass),
-        cmocka_unit_test(test_fast_div),
         cmocka_unit_test(test_validate_mx),
         cmocka_unit_test(test_validate_bf16_mx_path),
         cmocka_unit_test(test_pdl_chain),

@@ -78,42 +78,6 @@ static ptxq_status validate(const vcall *v) {
         if (st_ != PTXQ_OK) fail_msg("%s: %s", ptxq_status_name(st_), ptxq_last_error());        \
     } while (0)
 
-/* The kernels' batch index (b * m) >> sh against b / d (CPU only): every d up to 4096 and d near
- * powers of two up to 2^31 - 1, b at the edges (0, around multiples of d, 2^31 - 1) and random. */
-static void test_tile_magic(void **state) {
-    (void)state;
-    uint64_t rng = 0x9E3779B97F4A7C15ull;
-    long long checked = 0, bad = 0;
-    for (int pass = 0; pass < 2; ++pass) {
-        int nd = pass ? 31 * 3 : 4096;
-        for (int i = 0; i < nd; ++i) {
-            uint32_t d = pass ? (uint32_t)(((uint64_t)1 << (i / 3 + 1)) + (uint32_t)(i % 3) - 1u)
-                              : (uint32_t)(i + 1);
-            if (d == 0 || d > 0x7FFFFFFFu) continue;
-            uint32_t m, sh;
-            ptxq_gemv_tile_magic(d, &m, &sh);
-            uint32_t bs[12] = {0, 1, d - 1, d, d + 1, 2 * d - 1, 0x7FFFFFFFu, 0x7FFFFFFEu};
-            bs[8] = 0x7FFFFFFFu / d * d - 1;
-            bs[9] = 0x7FFFFFFFu / d * d;
-            for (int j = 10; j < 12; ++j) {
-                rng ^= rng << 13, rng ^= rng >> 7, rng ^= rng << 17;
-                bs[j] = (uint32_t)(rng & 0x7FFFFFFFu);
-            }
-            for (int j = 0; j < 12; ++j) {
-                uint32_t b = bs[j];
-                if (b > 0x7FFFFFFFu) continue;
-                uint32_t q = (uint32_t)(((uint64_t)b * m) >> sh);
-                ++checked;
-                if (q != b / d) {
-                    if (bad++ < 5) print_error("d %u b %u: %u, want %u\n", d, b, q, b / d);
-                }
-            }
-        }
-    }
-    printf("[ INFO     ] tile magic: %lld quotients checked, %lld wrong\n", checked, bad);
-    assert_int_equal(bad, 0);
-}
-
 static void test_validate_good(void **state) {
     (void)state;
     vcall v = good_call();
@@ -1331,7 +1295,6 @@ static void test_pipelined(void **state) {
 
 int main(void) {
     const struct CMUnitTest tests[] = {
-        cmocka_unit_test(test_tile_magic),
         cmocka_unit_test(test_validate_good),
         cmocka_unit_test(test_validate_bad),
         cmocka_unit_test(test_registry),

@@ -305,6 +305,55 @@ static void test_validate_quant(void **state) {
     c.s.shape[1] = 4; expect(c, PTXQ_OK, "int8 block 64");
 }
 
+/* The kernels' divisions by runtime magic numbers against b / d (CPU only), both forms: the
+ * GEMV batch index (b * m) >> sh with a 64-bit product (ptxq_gemv_tile_magic) and the GEMM tile
+ * coordinates (mulhi(b, m) + b) >> sh in 32 bits (ptxq_fast_div). Every d up to 4096, d near powers
+ * of two up to 2^31 - 1 and random d; b at the edges (0, around multiples of d, 2^31 - 1) and
+ * random. */
+static void test_division_magics(void **state) {
+    (void)state;
+    uint64_t rng = 0x9E3779B97F4A7C15ull;
+    long long checked = 0, bad = 0;
+    for (int pass = 0; pass < 3; ++pass) {
+        int nd = pass == 0 ? 4096 : pass == 1 ? 31 * 3 : 20000;
+        for (int i = 0; i < nd; ++i) {
+            uint32_t d;
+            if (pass == 0) {
+                d = (uint32_t)(i + 1);
+            } else if (pass == 1) {
+                d = (uint32_t)(((uint64_t)1 << (i / 3 + 1)) + (uint32_t)(i % 3) - 1u);
+            } else {
+                rng ^= rng << 13, rng ^= rng >> 7, rng ^= rng << 17;
+                d = 1 + (uint32_t)((rng >> 8) % (i % 2 ? 0x7FFFFFFFu : 70000u));
+            }
+            if (d == 0 || d > 0x7FFFFFFFu) continue;
+            uint32_t m, sh, fm, fsh;
+            ptxq_gemv_tile_magic(d, &m, &sh);
+            ptxq_fast_div(d, &fm, &fsh);
+            uint32_t bs[12] = {0, 1, d - 1, d, d + 1, 2 * d - 1, 0x7FFFFFFFu, 0x7FFFFFFEu};
+            bs[8] = 0x7FFFFFFFu / d * d - 1;
+            bs[9] = 0x7FFFFFFFu / d * d;
+            for (int j = 10; j < 12; ++j) {
+                rng ^= rng << 13, rng ^= rng >> 7, rng ^= rng << 17;
+                bs[j] = (uint32_t)(rng & 0x7FFFFFFFu);
+            }
+            for (int j = 0; j < 12; ++j) {
+                uint32_t b = bs[j];
+                if (b > 0x7FFFFFFFu) continue;
+                uint32_t q = (uint32_t)(((uint64_t)b * m) >> sh);
+                uint32_t f = (uint32_t)(((uint64_t)b * fm) >> 32);
+                f = (f + b) >> fsh;
+                checked += 2;
+                if (q != b / d && bad++ < 5) print_error("tile magic d %u b %u: %u, want %u\n", d, b, q, b / d);
+                if (f != b / d && bad++ < 5) print_error("fast div d %u b %u: %u, want %u\n", d, b, f, b / d);
+            }
+        }
+    }
+    printf("[ INFO     ] division magics: %lld quotients checked, %lld wrong\n", checked, bad);
+    assert_true(checked > 500000);
+    assert_int_equal(bad, 0);
+}
+
 static void test_scale_shape(void **state) {
     (void)state;
     int64_t xs[3] = {4, 33, 512};
@@ -375,7 +424,7 @@ int main(void) {
         cmocka_unit_test(test_override_path), cmocka_unit_test(test_tensor_helpers),
         cmocka_unit_test(test_rows_collapse),
         cmocka_unit_test(test_validate_quant), cmocka_unit_test(test_scale_shape),
-        cmocka_unit_test(test_validate_dequant),
+        cmocka_unit_test(test_validate_dequant), cmocka_unit_test(test_division_magics),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);
 }
