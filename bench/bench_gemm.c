@@ -14,6 +14,7 @@
  *                   shown in brackets; keys store, split (desc.split_k), tile, cluster, pipe
  *                   (PTXQ_GEMM_PIPE: off|p2|h2), mx (desc.mx_path: 1 promote, 2 dequantize),
  *                   pdl (0: PTXQ_GEMM_NO_PDL, 1: programmatic dependent launch),
+ *                   csplit (0: PTXQ_GEMM_NO_CLUSTER_SPLIT, split-K through the workspace),
  *                   scales (PTXQ_GEMM_SCALES: warp = BLOCK scales by the scale warp, not TMA),
  *                   e.g. --alt "pipe=h2;split=1", --alt "mx=1;mx=2" or --alt "scales=warp")
  *                   [--group G] [--cluster 0|1|2] [--ctas C] [--reps R] [--no-cublas]
@@ -138,7 +139,7 @@ static double time_clocked(ptxq_dev *d, int (*fn)(void *), void *arg, int warmup
 /* --alt: variants of the row's call; a field at ALT_UNSET keeps the row's value */
 #define ALT_UNSET (-99)
 typedef struct alt_cfg {
-    int store, split, tile, cluster, mx, pdl;
+    int store, split, tile, cluster, mx, pdl, csplit;
     char pipe[8];   /* "" keeps PTXQ_GEMM_PIPE as it is */
     char scales[8]; /* "warp": PTXQ_GEMM_SCALES=warp (BLOCK scales by the scale warp, not TMA) */
 } alt_cfg;
@@ -152,7 +153,8 @@ static int parse_alts(const char *spec) {
     for (char *item = strtok_r(buf, ";", &save); item; item = strtok_r(NULL, ";", &save)) {
         if (g_nalt == 8) return -1;
         alt_cfg *a = &g_alt[g_nalt++];
-        *a = (alt_cfg){ALT_UNSET, ALT_UNSET, ALT_UNSET, ALT_UNSET, ALT_UNSET, ALT_UNSET, "", ""};
+        *a = (alt_cfg){ALT_UNSET, ALT_UNSET, ALT_UNSET, ALT_UNSET, ALT_UNSET, ALT_UNSET, ALT_UNSET,
+                       "", ""};
         char *s2 = NULL;
         for (char *kv = strtok_r(item, ",", &s2); kv; kv = strtok_r(NULL, ",", &s2)) {
             char *eq = strchr(kv, '=');
@@ -165,6 +167,7 @@ static int parse_alts(const char *spec) {
             else if (!strcmp(kv, "cluster")) a->cluster = atoi(v);
             else if (!strcmp(kv, "mx")) a->mx = atoi(v);
             else if (!strcmp(kv, "pdl")) a->pdl = atoi(v);
+            else if (!strcmp(kv, "csplit")) a->csplit = atoi(v);
             else if (!strcmp(kv, "pipe")) snprintf(a->pipe, sizeof a->pipe, "%s", v);
             else if (!strcmp(kv, "scales")) snprintf(a->scales, sizeof a->scales, "%s", v);
             else return -1;
@@ -185,7 +188,7 @@ static void plan_label(const ptxq_gemm_plan *p, char *out, size_t n) {
     } else if (p->splits > 1 && p->units > p->split_tiles * (unsigned)p->splits)
         snprintf(out, n, "%s tail%ux%d", p->kernel, p->split_tiles, p->splits);
     else if (p->splits > 1)
-        snprintf(out, n, "%s sk%d", p->kernel, p->splits);
+        snprintf(out, n, "%s sk%d%s", p->kernel, p->splits, p->cluster_split ? "cs" : "");
     else
         snprintf(out, n, "%s", p->kernel);
     size_t used = strlen(out);
@@ -200,7 +203,9 @@ static void alt_apply(const alt_cfg *a, ptxq_gemm_desc *desc) {
     if (a->tile != ALT_UNSET) desc->tile_n = a->tile;
     if (a->cluster != ALT_UNSET) desc->cluster = a->cluster;
     if (a->mx != ALT_UNSET) desc->mx_path = (ptxq_gemm_mx_path)a->mx;
-    if (a->pdl != ALT_UNSET) desc->flags = a->pdl ? 0u : PTXQ_GEMM_NO_PDL;
+    if (a->pdl != ALT_UNSET) desc->flags = (desc->flags & ~PTXQ_GEMM_NO_PDL) | (a->pdl ? 0u : PTXQ_GEMM_NO_PDL);
+    if (a->csplit != ALT_UNSET)
+        desc->flags = (desc->flags & ~PTXQ_GEMM_NO_CLUSTER_SPLIT) | (a->csplit ? 0u : PTXQ_GEMM_NO_CLUSTER_SPLIT);
     if (a->pipe[0]) setenv("PTXQ_GEMM_PIPE", a->pipe, 1);
     if (a->scales[0]) setenv("PTXQ_GEMM_SCALES", a->scales, 1);
 }

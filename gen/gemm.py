@@ -216,6 +216,7 @@ SM_SA = 2048
 SM_SLOT = SM_SA + 128
 # scmode bits (ptxq_gemm_args.scmode, the "_sm" kernels): how the scale maps are laid out
 SC_A_KMAJOR, SC_B_NMAJOR, SC_A_BATCH, SC_B_BATCH = 1, 2, 4, 8
+CS_UNITS = 2                   # cluster_split_reduce: units of two pairs summed per trip
 
 # byte strides: ldd, ldc (rows), *_bs (batches); element strides: sam, sak, sbn, sbk (scales)
 ARGS = [
@@ -230,10 +231,12 @@ ARGS = [
     ("u32", "beta"), ("u32", "splits"), ("u32", "kb_split"), ("u32", "full"), ("u32", "scmode"),
     ("u32", "dv_per"), ("u32", "sh_per"), ("u32", "dv_grp"), ("u32", "sh_grp"),
     ("u32", "dv_last"), ("u32", "sh_last"), ("u32", "dv_spl"), ("u32", "sh_spl"),
-    ("u32", "dv_tb"), ("u32", "sh_tb"),
+    ("u32", "dv_tb"), ("u32", "sh_tb"), ("u32", "csplit"),
 ]
 # dv_X / sh_X: multiplier and shift that divide by X (per = group * tiles_n, grp = group, last = the
 # last M group's size, spl = splits, tb = tiles_b) without a division instruction (fdiv)
+# csplit = 1: split-K in clusters of `splits` CTAs, one unit each, summed through distributed
+# shared memory (cluster_split_reduce) instead of the workspace
 # flags
 OUT_BF16, OUT_F16, OUT_F32 = 0, 1, 2
 BIAS_SHIFT, C_BIT, GROUP_SHIFT, GENERAL_BIT, MAPS3D_BIT = 2, 1 << 4, 5, 1 << 7, 1 << 8
@@ -446,6 +449,9 @@ class G:
         k(f"@{p1} bra.uni {lab}")
         k(f"setp.lt.u32 {p1}, {unit}, %a_full")
         k(f"@{p1} bra.uni {lab}")
+        pc = k.reg(".pred", "p_csplit")
+        k(f"setp.ne.u32 {pc}, %a_csplit, 0")
+        k(f"@{pc} bra.uni CSPLIT")
         k.comment("==== split-K: store this unit's partial, count it, the last unit of the tile reduces\n"
                   "(slots and counters are numbered from the first split unit, v = unit - full)")
         v = k.reg(".b32", "split_v")
@@ -515,7 +521,103 @@ class G:
         k(f"add.u32 {si}, {si}, 1")
         k(f"setp.lt.u32 {pe}, {si}, %a_splits")
         k(f"@{pe} bra.uni {loop}")
+        k(f"bra.uni {lab}")
+        self.cluster_split_reduce(acc, lab)
         k.label(lab)
+
+    def cluster_split_reduce(self, acc, done):
+        """csplit: the `splits` units of a tile are the CTAs of one cluster (the runtime launches
+        clusters of `splits` CTAs, one unit each, only when every cluster is resident at once).
+        Each CTA puts its FP32 partial in its own shared memory (the ring, idle once both
+        warpgroups' last chains are done; thread-major pairs as in the workspace), the cluster
+        meets, CTA r sums pair rows [r * U / S, (r + 1) * U / S) of all S partials in split order
+        0..S-1 through distributed shared memory (the same sum as the workspace path) and writes
+        them over CTA 0's partial, the cluster meets again, and CTA 0 loads the summed tile and
+        runs the epilogue; the others go on. Each SM moves about one partial tile, where the
+        workspace path's last CTA read all S from L2 (3.6-4.3 us of a 14-20 us call, timeline
+        stamps, H100, 2026-11-26) after a store, a fence and a count.
+        NOTE: barrier.cluster waits for every non-exited thread of the cluster: the producer
+        threads never arrive, they exit (the leader after its last TMA, this CTA's only unit).
+        NOTE: no CTA leaves before the second meeting: its partial is read by the others."""
+        k = self.k
+        npair = self.bn // 4
+        nu = npair // 2            # units of two pairs: pair 2u is row mr0's, 2u + 1 row mr1's
+        k.label("CSPLIT")
+        k.comment("==== cluster split-K: partials in shared memory, summed across the cluster")
+        ctid, buf, r, u, u1, t = (k.reg(".b32", f"cs_{n}") for n in ("ctid", "buf", "rank", "u", "u1", "t"))
+        off = k.reg(".b32", "cs_off")
+        pany, pe, p2 = k.reg(".pred", "p_cs_any"), k.reg(".pred", "p_cs_end"), k.reg(".pred", "p_cs_2")
+        k(f"mov.u32 {ctid}, %tid.x")
+        k(f"sub.u32 {ctid}, {ctid}, 128")
+        k.comment("NOTE: both warpgroups' last chains must have read the ring before it is overwritten")
+        k("bar.sync 1, 256")
+        k(f"mad.lo.u32 {buf}, {ctid}, 8, %smem")
+        for j in range(npair):
+            k(f"st.shared.v2.f32 [{buf}+{j * 2048}], {{{acc[2 * j]}, {acc[2 * j + 1]}}}")
+        k.comment("every partial of the cluster is in place (release / acquire at cluster scope)")
+        sm90.cluster_sync(k)
+        k(f"mov.u32 {r}, %cluster_ctarank")
+        k.comment(f"this CTA's units [r * {nu} / S, (r + 1) * {nu} / S), S = splits")
+        k(f"mul.lo.u32 {t}, {r}, {nu}")
+        self.fdiv(u, t, "%a_dv_spl", "%a_sh_spl")
+        k(f"add.u32 {t}, {t}, {nu}")
+        self.fdiv(u1, t, "%a_dv_spl", "%a_sh_spl")
+        ps = [None] + [k.reg(".pred", f"p_cs_s{i}") for i in range(1, 8)]
+        pb = [k.reg(".b32", f"cs_peer{i}") for i in range(8)]
+        k.comment("this thread's pairs in CTA i's shared memory (i < S <= 8); for i >= S our own, read\n"
+                  "and not added. NOTE: predicated loads left their registers live from the kernel's\n"
+                  "entry for ptxas (undefined where the predicate is false): 48-252 bytes of spills")
+        k(f"mapa.shared::cluster.u32 {pb[0]}, {buf}, 0")
+        ri = k.reg(".b32", "cs_ri")
+        for i in range(1, 8):
+            k(f"setp.lt.u32 {ps[i]}, {i}, %a_splits")
+            k(f"selp.u32 {ri}, {i}, {r}, {ps[i]}")
+            k(f"mapa.shared::cluster.u32 {pb[i]}, {buf}, {ri}")
+        k.comment("threads with no valid row sum nothing (their rows are never stored)")
+        k("or.pred %p_cs_any, %p_row0, %p_row1")
+        summed = "CSPLIT_SUMMED"
+        k(f"@!{pany} bra.uni {summed}")
+        v = [[[[k.reg(".f32", f"cs_v{q}{h}{i}{e}") for e in range(2)] for i in range(8)]
+              for h in range(2)] for q in range(CS_UNITS)]
+        k.label("CSPLIT_LOOP")
+        k(f"setp.ge.u32 {pe}, {u}, {u1}")
+        k(f"@{pe} bra.uni {summed}")
+        k.comment(f"{CS_UNITS} units a trip, all {CS_UNITS * 16} loads in flight before the sums (a second unit\n"
+                  "past the slice stores nothing)")
+        k(f"add.u32 {t}, {u}, 1")
+        k(f"setp.lt.u32 {p2}, {t}, {u1}")
+        k(f"shl.b32 {off}, {u}, 12")
+        k.comment("NOTE: past the slice the second unit re-reads the first (no read of pairs that\n"
+                  "another CTA is writing)")
+        d = k.reg(".b32", "cs_d")
+        k(f"selp.u32 {d}, 4096, 0, {p2}")
+        for q in range(CS_UNITS):
+            for h in range(2):
+                o = h * 2048
+                for i in range(8):
+                    a = k.reg(".b32", f"cs_a{q}{i}")
+                    if h == 0:
+                        k(f"add.u32 {a}, {pb[i]}, {off}" if q == 0 else
+                          f"add.u32 {a}, %cs_a0{i}, {d}")
+                    k(f"ld.shared::cluster.v2.f32 {{{v[q][h][i][0]}, {v[q][h][i][1]}}}, [{a}+{o}]")
+        for q in range(CS_UNITS):
+            for h in range(2):
+                for i in range(1, 8):
+                    for e in range(2):
+                        k(f"@{ps[i]} add.rn.f32 {v[q][h][0][e]}, {v[q][h][0][e]}, {v[q][h][i][e]}")
+                pred = f"@{p2} " if q else ""
+                k(f"{pred}st.shared::cluster.v2.f32 [%cs_a{q}0+{h * 2048}], {{{v[q][h][0][0]}, {v[q][h][0][1]}}}")
+        k(f"add.u32 {u}, {u}, {CS_UNITS}")
+        k("bra.uni CSPLIT_LOOP")
+        k.label(summed)
+        k.comment("every slice is summed into CTA 0's partial; no CTA's shared memory is read after this")
+        sm90.cluster_sync(k)
+        k(f"setp.ne.u32 {pe}, {r}, 0")
+        k(f"@{pe} bra.uni C_NEXT")
+        k.comment("CTA 0: the summed tile into the accumulator, then the epilogue")
+        for j in range(npair):
+            k(f"ld.shared.v2.f32 {{{acc[2 * j]}, {acc[2 * j + 1]}}}, [{buf}+{j * 2048}]")
+        k(f"bra.uni {done}")
 
     def unit_tile(self, unit, ut, pred):
         """ut = the output tile of work unit `unit` (tile_coords' numbering): unit itself below

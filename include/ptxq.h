@@ -466,7 +466,11 @@ ptxq_status ptxq_gemv(ptxq_context *ctx, const ptxq_gemv_desc *desc, const ptxq_
  * Split-K (for few output tiles, e.g. small M): the K blocks of each tile are cut into `split_k`
  * ranges run by different CTAs, which store FP32 partials in a caller-owned workspace; the last
  * CTA of each tile sums them in split order (deterministic: the same D whatever the timing) and
- * runs the epilogue. Tail split (split_k = 0 with many tiles): when the last wave of tiles fills
+ * runs the epilogue. Where every split tile's units fit on the GPU at once (at most 8 splits, no
+ * CTA pairs or groups), they run instead as clusters of `splits` CTAs that sum their partials
+ * through distributed shared memory (the same sum in the same order; the workspace is then not
+ * touched; a split the runtime picked may shrink to fit; plan.cluster_split says so;
+ * PTXQ_GEMM_NO_CLUSTER_SPLIT keeps the workspace path). Tail split (split_k = 0 with many tiles): when the last wave of tiles fills
  * at most half of the SMs, only its tiles are split that way, so that it ends sooner (the whole
  * waves before it are not split). Both need desc.workspace of ptxq_gemm_workspace_size() bytes
  * (256-byte aligned; planned for desc.ctas or 132 SMs, as that call sees no device:
@@ -538,8 +542,9 @@ typedef struct ptxq_gemm_desc {
                                    too), E4M3 x E4M3 or BF16 x BF16;
                                    elsewhere as 0; -1 = stores straight from registers */
     ptxq_gemm_mx_path mx_path;  /* MX scaling only: see ptxq_gemm_mx_path */
-    unsigned flags;             /* PTXQ_GEMM_NO_PDL | PTXQ_GEMM_COUNTERS_ZEROED, 0 = programmatic
-                                   dependent launch, the counters zeroed by the runtime */
+    unsigned flags;             /* PTXQ_GEMM_NO_PDL | PTXQ_GEMM_COUNTERS_ZEROED |
+                                   PTXQ_GEMM_NO_CLUSTER_SPLIT, 0 = programmatic dependent
+                                   launch, the counters zeroed by the runtime */
 } ptxq_gemm_desc;
 
 #define PTXQ_GEMM_NO_PDL 1u     /* plain launch of the GEMM kernel, no programmatic dependent launch */
@@ -553,6 +558,8 @@ typedef struct ptxq_gemm_desc {
  * Measured back to back (bench/RESULTS.md): 2-3 us a call less on most split small-M shapes on
  * an H100 and an H200, but one H200 shape (64 x 7168 x 16384, 2 splits) 10% slower with PDL. */
 #define PTXQ_GEMM_COUNTERS_ZEROED 2u
+/* Split-K through the workspace even where the cluster sum could run (for comparisons). */
+#define PTXQ_GEMM_NO_CLUSTER_SPLIT 4u
 
 /* Every check ptxq_gemm makes, without a device: PTXQ_OK if the call would be accepted. */
 ptxq_status ptxq_gemm_validate(const ptxq_gemm_desc *desc, const ptxq_tensor *a,
@@ -577,6 +584,8 @@ typedef struct ptxq_gemm_plan {
     int pdl;                 /* the GEMM kernel is launched with programmatic dependent launch */
     size_t counters_offset;  /* split-K tile counters: workspace bytes counters_offset to
                                 workspace_bytes (= workspace_bytes: none) */
+    int cluster_split;       /* 1: the split tiles' units run as clusters of `splits` CTAs and
+                                sum through distributed shared memory (the workspace unused) */
 } ptxq_gemm_plan;
 ptxq_status ptxq_gemm_plan_for(ptxq_context *ctx, const ptxq_gemm_desc *desc, const ptxq_tensor *a,
                                const ptxq_tensor *b, const ptxq_tensor *d, ptxq_gemm_plan *plan);

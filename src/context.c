@@ -224,26 +224,70 @@ int ptxq_launch(ptxq_context *c, const ptxq_loaded *k, unsigned grid, unsigned b
     return PTXQ_OK;
 }
 
+/* The launch configuration of ptxq_launch_ex (attr: room for two). */
+static void launch_config(CUlaunchConfig *cfg, CUlaunchAttribute *attr, unsigned grid,
+                          unsigned block, unsigned smem, void *stream, unsigned flags,
+                          unsigned cluster) {
+    memset(attr, 0, 2 * sizeof *attr);
+    memset(cfg, 0, sizeof *cfg);
+    unsigned n = 0;
+    if (flags & PTXQ_LAUNCH_PDL) {
+        attr[n].id = CU_LAUNCH_ATTRIBUTE_PROGRAMMATIC_STREAM_SERIALIZATION;
+        attr[n++].value.programmaticStreamSerializationAllowed = 1;
+    }
+    if (cluster > 1) {
+        attr[n].id = CU_LAUNCH_ATTRIBUTE_CLUSTER_DIMENSION;
+        attr[n].value.clusterDim.x = cluster;
+        attr[n].value.clusterDim.y = attr[n].value.clusterDim.z = 1;
+        n++;
+    }
+    cfg->gridDimX = grid;
+    cfg->gridDimY = cfg->gridDimZ = 1;
+    cfg->blockDimX = block;
+    cfg->blockDimY = cfg->blockDimZ = 1;
+    cfg->sharedMemBytes = smem;
+    cfg->hStream = (CUstream)stream;
+    cfg->attrs = attr;
+    cfg->numAttrs = n;
+}
+
+int ptxq_max_clusters(ptxq_context *c, const ptxq_loaded *k, unsigned cluster, unsigned block,
+                      unsigned smem) {
+    if (!c || !k || cluster < 2 || cluster > 8 || !ptxq_cudrv_launch_ex()) return 0;
+    typedef CUresult (*occ_fn)(int *, CUfunction, const CUlaunchConfig *);
+    size_t idx = (size_t)(k - c->loaded);
+    if (idx >= (size_t)ptxq_kernel_table_size) return 0;
+    pthread_mutex_lock(&c->lock);
+    int n = c->loaded[idx].max_clusters[cluster];
+    if (n == 0) {
+        void *p = ptxq_cudrv_proc("cuOccupancyMaxActiveClusters");
+        occ_fn occ;
+        memcpy(&occ, &p, sizeof p);
+        CUlaunchConfig cfg;
+        CUlaunchAttribute attr[2];
+        launch_config(&cfg, attr, cluster, block, smem, NULL, 0, cluster);
+        int got = 0;
+        n = -1;
+        if (p && c->drv->cuCtxSetCurrent(c->cu) == CUDA_SUCCESS &&
+            occ(&got, k->fn, &cfg) == CUDA_SUCCESS && got > 0)
+            n = got;
+        c->loaded[idx].max_clusters[cluster] = n;
+    }
+    pthread_mutex_unlock(&c->lock);
+    return n > 0 ? n : 0;
+}
+
 int ptxq_launch_ex(ptxq_context *c, const ptxq_loaded *k, unsigned grid, unsigned block,
-                   unsigned smem, void *stream, void **params, unsigned flags) {
-    ptxq_launch_ex_fn ex = (flags & PTXQ_LAUNCH_PDL) ? ptxq_cudrv_launch_ex() : NULL;
+                   unsigned smem, void *stream, void **params, unsigned flags, unsigned cluster) {
+    ptxq_launch_ex_fn ex = (flags & PTXQ_LAUNCH_PDL) || cluster > 1 ? ptxq_cudrv_launch_ex() : NULL;
+    if (!ex && cluster > 1)
+        return ptxq_fail(PTXQ_ERR_CUDA, "cluster launch: the driver has no cuLaunchKernelEx");
     if (!ex) return ptxq_launch(c, k, grid, block, smem, stream, params);
     CUresult r = c->drv->cuCtxSetCurrent(c->cu);
     if (r != CUDA_SUCCESS) return ptxq_cuda_fail(c->drv, r, "cuCtxSetCurrent");
-    CUlaunchAttribute attr[1];
-    memset(attr, 0, sizeof attr);
-    attr[0].id = CU_LAUNCH_ATTRIBUTE_PROGRAMMATIC_STREAM_SERIALIZATION;
-    attr[0].value.programmaticStreamSerializationAllowed = 1;
+    CUlaunchAttribute attr[2];
     CUlaunchConfig cfg;
-    memset(&cfg, 0, sizeof cfg);
-    cfg.gridDimX = grid;
-    cfg.gridDimY = cfg.gridDimZ = 1;
-    cfg.blockDimX = block;
-    cfg.blockDimY = cfg.blockDimZ = 1;
-    cfg.sharedMemBytes = smem;
-    cfg.hStream = (CUstream)stream;
-    cfg.attrs = attr;
-    cfg.numAttrs = 1;
+    launch_config(&cfg, attr, grid, block, smem, stream, flags, cluster);
     r = ex(&cfg, k->fn, params, NULL);
     if (r != CUDA_SUCCESS) return ptxq_cuda_fail(c->drv, r, "cuLaunchKernelEx");
     return PTXQ_OK;

@@ -784,9 +784,9 @@ static int plan_call(const ptxq_gemm_desc *desc, const ptxq_tensor *a, const ptx
     if (desc->mx_path < PTXQ_GEMM_MX_AUTO || desc->mx_path > PTXQ_GEMM_MX_DEQUANTIZE)
         return ptxq_fail(PTXQ_ERR_INVALID_ARGUMENT, "gemm: mx_path %d; 0 (auto), 1 (promote) or "
                          "2 (dequantize)", (int)desc->mx_path);
-    if (desc->flags & ~(PTXQ_GEMM_NO_PDL | PTXQ_GEMM_COUNTERS_ZEROED))
+    if (desc->flags & ~(PTXQ_GEMM_NO_PDL | PTXQ_GEMM_COUNTERS_ZEROED | PTXQ_GEMM_NO_CLUSTER_SPLIT))
         return ptxq_fail(PTXQ_ERR_INVALID_ARGUMENT, "gemm: unknown flags 0x%x (PTXQ_GEMM_NO_PDL | "
-                         "PTXQ_GEMM_COUNTERS_ZEROED)", desc->flags);
+                         "PTXQ_GEMM_COUNTERS_ZEROED | PTXQ_GEMM_NO_CLUSTER_SPLIT)", desc->flags);
     /* MX: an empty call (K = 0: D = beta C + bias; nothing to enqueue) has nothing to decode */
     int empty = p->M == 0 || p->N == 0 || p->L == 0 || p->K == 0;
     if (desc->scaling == PTXQ_GEMM_SCALE_MX && desc->mx_path != PTXQ_GEMM_MX_PROMOTE && !empty) {
@@ -846,6 +846,45 @@ ptxq_status ptxq_gemm_kernel_for(const ptxq_gemm_desc *desc, const ptxq_tensor *
     return ptxq_ok();
 }
 
+/* Cluster split-K (args.csplit, gen/gemm.py cluster_split_reduce): when every split tile's units
+ * can run at once, one per CTA, as clusters of `splits` CTAs (at most 8, whole clusters resident
+ * together: cuOccupancyMaxActiveClusters), the partials are summed through distributed shared
+ * memory instead of the workspace (no partial store, fence, count or serial sum by one CTA; the
+ * same sum in the same split order). Pure split-K only (no tail split, no CTA pairs, no groups:
+ * a skipped tile would leave its cluster waiting). A runtime-picked split may shrink to fit the
+ * resident clusters; a split the caller gave is kept or the workspace path runs. Returns 1 when
+ * taken (p->args updated), else 0 and p unchanged. */
+static int cluster_split(ptxq_context *ctx, const ptxq_gemm_desc *desc, gemm_plan *p,
+                         const ptxq_loaded *k) {
+    ptxq_gemm_args *g = &p->args;
+    if (g->splits < 2 || g->full != 0 || p->cluster != 1 || (desc->flags & PTXQ_GEMM_NO_CLUSTER_SPLIT) ||
+        ((g->flags >> PTXQ_GEMM_FLAG_GROUP_SHIFT) & 3u) != 0)
+        return 0;
+    int64_t slots = ctx->info.sm_count > 0 ? ctx->info.sm_count : 1;
+    if (p->ctas > 0 && p->ctas < slots) slots = p->ctas;
+    int64_t nkb = g->nkb;
+    for (int64_t s = g->splits < 8 ? g->splits : 8; s >= 2; --s) {
+        if (desc->split_k > 1 && s != (int64_t)g->splits) break;
+        int64_t kbs = ceil_div(nkb, s);
+        if (ceil_div(nkb, kbs) != s || p->tiles * s > slots) continue;
+        /* a smaller split lengthens every unit's K loop; at M <= 64 the workspace path's sum reads
+         * half the rows, so take it there only for at most 25% more K blocks a unit. H100, 20
+         * calls back to back, block-scaled (bench/RESULTS.md, 2026-11-26): 64 x 2112 x 7168 cluster
+         * 6 splits 13.4 us / workspace 7 14.4, 128 x 2112 15.0 / 17.1, 128 x 4096 x 7168 cluster 3
+         * 19.4 / workspace 4 21.9, but 64 x 4096 x 7168 19.6 / 18.5 (clusters of 4 did not fit) */
+        if (s < (int64_t)g->splits && p->M <= 64 && 4 * kbs > 5 * (int64_t)g->kb_split) continue;
+        if (ptxq_max_clusters(ctx, k, (unsigned)s, PTXQ_GEMM_THREADS, k->entry->dynamic_smem) < p->tiles)
+            continue;
+        g->splits = (uint32_t)s;
+        g->kb_split = (uint32_t)kbs;
+        g->ntiles = (uint32_t)(p->tiles * s);
+        g->csplit = 1;
+        gemm_divisors(g);
+        return 1;
+    }
+    return 0;
+}
+
 static unsigned grid_of(const ptxq_context *ctx, const gemm_plan *p) {
     /* persistent: one CTA per SM (the ring takes most of shared memory), at most one cluster per
      * (cluster) work unit; the grid is a whole number of clusters */
@@ -877,6 +916,17 @@ ptxq_status ptxq_gemm_plan_for(ptxq_context *ctx, const ptxq_gemm_desc *desc, co
     plan->dequant = x.on;
     plan->split_tiles = p.args.splits > 1 ? (unsigned)(p.tiles - p.args.full) : 0;
     plan->pdl = !(desc->flags & PTXQ_GEMM_NO_PDL) && ptxq_cudrv_launch_ex() != NULL;
+    if (p.args.splits > 1 && p.M > 0 && p.N > 0 && p.L > 0) {
+        const ptxq_loaded *k = NULL;
+        if ((st = ptxq_get_kernel(ctx, p.kernel, &k))) return (ptxq_status)st;
+        const ptxq_gemm_desc *dg = x.on ? &x.d16 : desc;
+        if (cluster_split(ctx, dg, &p, k)) {
+            plan->cluster_split = 1;
+            plan->splits = (int)p.args.splits;
+            plan->units = p.args.ntiles;
+            plan->grid = grid_of(ctx, &p);
+        }
+    }
     return ptxq_ok();
 }
 
@@ -940,7 +990,9 @@ ptxq_status ptxq_gemm(ptxq_context *ctx, const ptxq_gemm_desc *desc, const ptxq_
                 return st;
         }
     }
-    if (p.args.splits > 1 && !(desc->flags & PTXQ_GEMM_COUNTERS_ZEROED)) {
+    int csplit = cluster_split(ctx, x.on ? &x.d16 : desc, &p, k);
+    if (csplit) grid = grid_of(ctx, &p);
+    if (p.args.splits > 1 && !csplit && !(desc->flags & PTXQ_GEMM_COUNTERS_ZEROED)) {
         /* the tile counters start at zero (every call leaves them so: gen/gemm.py split_k_reduce;
          * with PTXQ_GEMM_COUNTERS_ZEROED the caller vouches for it and no plain memset sits
          * between two PDL launches) */
@@ -958,7 +1010,8 @@ ptxq_status ptxq_gemm(ptxq_context *ctx, const ptxq_gemm_desc *desc, const ptxq_
      * unless NO_PDL (the kernel waits for its predecessor before any global access) */
     unsigned lf = desc->flags & PTXQ_GEMM_NO_PDL ? 0u : PTXQ_LAUNCH_PDL;
     if ((st = ptxq_launch_ex(ctx, k, grid, PTXQ_GEMM_THREADS, k->entry->dynamic_smem, stream,
-                             p.sm ? (p.store ? params6 : params5) : p.store ? params4 : params3, lf)))
+                             p.sm ? (p.store ? params6 : params5) : p.store ? params4 : params3, lf,
+                             csplit ? p.args.splits : 1u)))
         return st;
     return ptxq_ok();
 }

@@ -704,7 +704,7 @@ ptxq_status ptxq_gemv(ptxq_context *ctx, const ptxq_gemv_desc *d, const ptxq_ten
         s.args.flags |= PTXQ_GEMV_FLAG_EARLY;
     void *params[] = {&s.args};
     if ((st = ptxq_launch_ex(ctx, k, p.grid, p.threads, 0, stream, params,
-                             p.pdl ? PTXQ_LAUNCH_PDL : 0u)))
+                             p.pdl ? PTXQ_LAUNCH_PDL : 0u, 0u)))
         return (ptxq_status)st;
     return (ptxq_status)ptxq_ok();
 }

@@ -45,6 +45,8 @@ typedef struct ptxq_loaded {
     CUfunction fn;
     int overridden;
     int ctas_per_sm; /* resident CTAs per SM at the entry's threads and dynamic smem (>= 1) */
+    int max_clusters[9]; /* clusters of 2..8 CTAs resident at once (ptxq_max_clusters): 0 = not
+                            asked yet, -1 = none (or the driver cannot say); under ctx->lock */
 } ptxq_loaded;
 
 #define PTXQ_TMAP_CACHE 64
@@ -79,8 +81,15 @@ int ptxq_launch(ptxq_context *ctx, const ptxq_loaded *k, unsigned grid, unsigned
  * Without cuLaunchKernelEx in the driver it falls back to a plain launch (griddepcontrol is then
  * a no-op). */
 #define PTXQ_LAUNCH_PDL 1u
+/* cluster > 1: a launch in clusters of that many CTAs along x (grid a multiple of it; needs
+ * cuLaunchKernelEx: PTXQ_ERR_CUDA without it, so check ptxq_max_clusters first). */
 int ptxq_launch_ex(ptxq_context *ctx, const ptxq_loaded *k, unsigned grid, unsigned block,
-                   unsigned smem, void *stream, void **params, unsigned flags);
+                   unsigned smem, void *stream, void **params, unsigned flags, unsigned cluster);
+/* How many clusters of `cluster` (2..8) CTAs of k, at block threads and smem bytes, the device
+ * holds at once (cuOccupancyMaxActiveClusters, asked once per kernel and size); 0 where the
+ * driver cannot launch or count clusters. */
+int ptxq_max_clusters(ptxq_context *ctx, const ptxq_loaded *k, unsigned cluster, unsigned block,
+                      unsigned smem);
 /* A tiled tensor map (rank <= 5), cached by its arguments; copied into *out. */
 int ptxq_tmap_get(ptxq_context *ctx, CUtensorMapDataType dtype, unsigned rank, uint64_t addr,
                   const cuuint64_t *dims, const cuuint64_t *strides, const cuuint32_t *box,

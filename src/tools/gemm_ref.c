@@ -255,6 +255,7 @@ int gemm_case_run(ptxq_dev *d, const gemm_cfg *c, uint64_t seed, gemm_result *re
     desc.split_k = c->split_k;
     desc.store = c->store;
     desc.ctas = c->ctas;
+    desc.flags = c->flags;
     size_t wsb = 0;
     uint64_t dws = 0;
     if (ptxq_gemm_workspace_size(&desc, &ta, &tb, &td, &wsb) == PTXQ_OK && wsb) {
@@ -269,6 +270,7 @@ int gemm_case_run(ptxq_dev *d, const gemm_cfg *c, uint64_t seed, gemm_result *re
         res->splits = plan.splits;
         res->split_tiles = plan.split_tiles;
         res->dequant = plan.dequant;
+        res->cluster_split = plan.cluster_split;
     }
     int st = ptxq_gemm(d->ctx, &desc, &ta, &tb, &td, d->stream);
     if (st != PTXQ_OK) /* now: the frees and copies below may clear the thread's message */

@@ -59,6 +59,9 @@ typedef struct gemm_cfg {
                                    [1, M, N] with odd batch strides, which the call must not use */
     int want_sm;                /* test check: 1 the kernel must load BLOCK scales by TMA ("_sm"),
                                    -1 it must not (the scale warp's any strides) */
+    unsigned flags;             /* desc.flags (e.g. PTXQ_GEMM_NO_CLUSTER_SPLIT) */
+    int want_cs;                /* test check: 1 the split must be summed across a cluster
+                                   (plan.cluster_split), -1 through the workspace */
 } gemm_cfg;
 
 typedef struct gemm_result {
@@ -75,6 +78,7 @@ typedef struct gemm_result {
     int splits;            /* the plan's K ranges per split tile (1: none) */
     unsigned split_tiles;  /* and how many tiles were split */
     int dequant;           /* MX: the call went through BF16 copies (plan.dequant) */
+    int cluster_split;     /* split-K summed across a cluster (plan.cluster_split) */
 } gemm_result;
 
 /* Runs one case on d's stream (allocates, fills, launches, downloads, frees). Returns the
