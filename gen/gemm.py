@@ -217,6 +217,11 @@ SM_SLOT = SM_SA + 128
 # scmode bits (ptxq_gemm_args.scmode, the "_sm" kernels): how the scale maps are laid out
 SC_A_KMAJOR, SC_B_NMAJOR, SC_A_BATCH, SC_B_BATCH = 1, 2, 4, 8
 CS_UNITS = 2                   # cluster_split_reduce: units of two pairs summed per trip
+# NOTE: the cluster sum is built into the single-CTA kernels of this width only (the runtime's
+# pick for split-K, few tiles). In the others its code moved ptxas's K-loop schedule: block
+# n192_ts_sm 4096x7168x16384 1.036-1.043 -> 1.056-1.076 M cycles (H100, ncu at its locked clock,
+# 2026-11-26); those run split-K through the workspace.
+CS_TILE_N = 128
 
 # byte strides: ldd, ldc (rows), *_bs (batches); element strides: sam, sak, sbn, sbk (scales)
 ARGS = [
@@ -378,6 +383,8 @@ class G:
         # convergence barriers, 11-19 more instructions a K block); elsewhere the K loop's SASS
         # is unchanged
         self.idle = self.mode != "mx" and not (self.early and self.cl == 1 and not self.ts)
+        # csplit: split-K may be summed across a cluster (cluster_split_reduce; CS_TILE_N)
+        self.csplit = self.cl == 1 and self.bn == CS_TILE_N
 
     def arg(self, name):
         return load_arg(self.k, self.off, name)
@@ -449,9 +456,10 @@ class G:
         k(f"@{p1} bra.uni {lab}")
         k(f"setp.lt.u32 {p1}, {unit}, %a_full")
         k(f"@{p1} bra.uni {lab}")
-        pc = k.reg(".pred", "p_csplit")
-        k(f"setp.ne.u32 {pc}, %a_csplit, 0")
-        k(f"@{pc} bra.uni CSPLIT")
+        if self.csplit:
+            pc = k.reg(".pred", "p_csplit")
+            k(f"setp.ne.u32 {pc}, %a_csplit, 0")
+            k(f"@{pc} bra.uni CSPLIT")
         k.comment("==== split-K: store this unit's partial, count it, the last unit of the tile reduces\n"
                   "(slots and counters are numbered from the first split unit, v = unit - full)")
         v = k.reg(".b32", "split_v")
@@ -521,8 +529,9 @@ class G:
         k(f"add.u32 {si}, {si}, 1")
         k(f"setp.lt.u32 {pe}, {si}, %a_splits")
         k(f"@{pe} bra.uni {loop}")
-        k(f"bra.uni {lab}")
-        self.cluster_split_reduce(acc, lab)
+        if self.csplit:
+            k(f"bra.uni {lab}")
+            self.cluster_split_reduce(acc, lab)
         k.label(lab)
 
     def cluster_split_reduce(self, acc, done):
@@ -2287,6 +2296,7 @@ def c_header():
     out.append(f"#define PTXQ_GEMM_TILE_M {BM}")
     out.append(f"#define PTXQ_GEMM_TILE_K {BK}")
     out.append(f"#define PTXQ_GEMM_MAX_CLUSTER {max(CLUSTERS)}")
+    out.append(f"#define PTXQ_GEMM_CSPLIT_TILE_N {CS_TILE_N}  /* kernels with the cluster split-K sum */")
     out.append(f"#define PTXQ_GEMM_FLAG_BIAS_SHIFT {BIAS_SHIFT}")
     out.append(f"#define PTXQ_GEMM_FLAG_C {C_BIT}u")
     out.append(f"#define PTXQ_GEMM_FLAG_GROUP_SHIFT {GROUP_SHIFT}")

@@ -851,13 +851,16 @@ ptxq_status ptxq_gemm_kernel_for(const ptxq_gemm_desc *desc, const ptxq_tensor *
  * together: cuOccupancyMaxActiveClusters), the partials are summed through distributed shared
  * memory instead of the workspace (no partial store, fence, count or serial sum by one CTA; the
  * same sum in the same split order). Pure split-K only (no tail split, no CTA pairs, no groups:
- * a skipped tile would leave its cluster waiting). A runtime-picked split may shrink to fit the
+ * a skipped tile would leave its cluster waiting), and only the single-CTA kernels of tile_n
+ * PTXQ_GEMM_CSPLIT_TILE_N have the sum (gen/gemm.py CS_TILE_N: the runtime's width for the few
+ * tiles that split). A runtime-picked split may shrink to fit the
  * resident clusters; a split the caller gave is kept or the workspace path runs. Returns 1 when
  * taken (p->args updated), else 0 and p unchanged. */
 static int cluster_split(ptxq_context *ctx, const ptxq_gemm_desc *desc, gemm_plan *p,
                          const ptxq_loaded *k) {
     ptxq_gemm_args *g = &p->args;
-    if (g->splits < 2 || g->full != 0 || p->cluster != 1 || (desc->flags & PTXQ_GEMM_NO_CLUSTER_SPLIT) ||
+    if (g->splits < 2 || g->full != 0 || p->cluster != 1 || p->tile_n != PTXQ_GEMM_CSPLIT_TILE_N ||
+        (desc->flags & PTXQ_GEMM_NO_CLUSTER_SPLIT) ||
         ((g->flags >> PTXQ_GEMM_FLAG_GROUP_SHIFT) & 3u) != 0)
         return 0;
     int64_t slots = ctx->info.sm_count > 0 ? ctx->info.sm_count : 1;

@@ -699,20 +699,25 @@ XCASE(test_split_contig_p2, PTXQ_GEMM_SCALE_TENSOR, 100, 256, 1024, 128, c.batch
       c.split_k = 3; c.grouping = PTXQ_GEMM_GROUP_CONTIGUOUS)
 XCASE(test_split_n192_e5m2, PTXQ_GEMM_SCALE_TENSOR, 64, 700, 4096, 192, c.a_type = PTXQ_E5M2)
 /* the cluster sum (gen/gemm.py cluster_split_reduce) where every split tile fits at once, and
- * the same calls through the workspace (PTXQ_GEMM_NO_CLUSTER_SPLIT): 2..8 splits, ragged M and
- * K tails, rows past M in both warpgroups, C in place and bias, F32 and F16 out, batches, MX */
+ * the same calls through the workspace (PTXQ_GEMM_NO_CLUSTER_SPLIT, or a width without the sum):
+ * 2..8 splits, ragged M and K tails, rows past M in both warpgroups, C in place and bias, F32 and
+ * F16 out, batches, BF16, MX */
 XCASE(test_csplit_auto_block, PTXQ_GEMM_SCALE_BLOCK, 64, 1000, 4096, 0, c.want_cs = 1)
 XCASE(test_csplit_auto_block_ws, PTXQ_GEMM_SCALE_BLOCK, 64, 1000, 4096, 0,
       c.flags = PTXQ_GEMM_NO_CLUSTER_SPLIT; c.want_cs = -1)
 XCASE(test_csplit8_tensor_ktail, PTXQ_GEMM_SCALE_TENSOR, 77, 333, 1936, 128, c.split_k = 8;
       c.want_cs = 1)
-XCASE(test_csplit7_row_n160, PTXQ_GEMM_SCALE_ROW, 130, 300, 3584, 160, c.split_k = 7;
+XCASE(test_csplit7_row, PTXQ_GEMM_SCALE_ROW, 130, 300, 3584, 128, c.split_k = 7;
       c.want_cs = 1; c.d_type = PTXQ_F32)
-XCASE(test_csplit5_c_in_place_bias, PTXQ_GEMM_SCALE_BLOCK, 129, 257, 1280, 192, c.split_k = 5;
+XCASE(test_split7_row_n160_ws, PTXQ_GEMM_SCALE_ROW, 130, 300, 3584, 160, c.split_k = 7;
+      c.want_cs = -1; c.d_type = PTXQ_F32) /* no cluster sum at this width (gen/gemm.py CS_TILE_N) */
+XCASE(test_csplit5_c_in_place_bias, PTXQ_GEMM_SCALE_BLOCK, 129, 257, 1280, 128, c.split_k = 5;
       c.with_c = 1; c.c_is_d = 1; c.beta = 0.75f; c.bias_type = PTXQ_BF16; c.d_type = PTXQ_F16;
       c.want_cs = 1)
-XCASE(test_csplit2_batch, PTXQ_GEMM_SCALE_TENSOR, 50, 600, 1024, 192, c.split_k = 2; c.batch = 3;
+XCASE(test_csplit2_batch, PTXQ_GEMM_SCALE_TENSOR, 50, 600, 1024, 128, c.split_k = 2; c.batch = 3;
       c.scales_batched = 1; c.want_cs = 1)
+XCASE(test_csplit4_bf16, PTXQ_GEMM_SCALE_TENSOR, 64, 700, 4096, 128, c.a_type = PTXQ_BF16;
+      c.b_type = PTXQ_BF16; c.split_k = 4; c.want_cs = 1)
 XCASE(test_csplit3_mx, PTXQ_GEMM_SCALE_MX, 64, 500, 1536, 0, c.split_k = 3; c.mx_path = 1;
       c.want_cs = 1)
 XCASE(test_csplit3_ws, PTXQ_GEMM_SCALE_BLOCK, 100, 300, 1024, 0, c.split_k = 3;
@@ -1776,7 +1781,9 @@ int main(void) {
         cmocka_unit_test(test_csplit_auto_block),
         cmocka_unit_test(test_csplit_auto_block_ws),
         cmocka_unit_test(test_csplit8_tensor_ktail),
-        cmocka_unit_test(test_csplit7_row_n160),
+        cmocka_unit_test(test_csplit7_row),
+        cmocka_unit_test(test_split7_row_n160_ws),
+        cmocka_unit_test(test_csplit4_bf16),
         cmocka_unit_test(test_csplit5_c_in_place_bias),
         cmocka_unit_test(test_csplit2_batch),
         cmocka_unit_test(test_csplit3_mx),
