@@ -467,15 +467,16 @@ ptxq_status ptxq_gemv(ptxq_context *ctx, const ptxq_gemv_desc *desc, const ptxq_
  * ranges run by different CTAs, which store FP32 partials in a caller-owned workspace; the last
  * CTA of each tile sums them in split order (deterministic: the same D whatever the timing) and
  * runs the epilogue. Where every split tile's units fit on the GPU at once (at most 8 splits, no
- * CTA pairs or groups), they run instead as clusters of `splits` CTAs that sum their partials
- * through distributed shared memory (the same sum in the same order; the workspace is then not
- * touched; a split the runtime picked may shrink to fit; plan.cluster_split says so;
- * PTXQ_GEMM_NO_CLUSTER_SPLIT keeps the workspace path). Tail split (split_k = 0 with many tiles): when the last wave of tiles fills
- * at most half of the SMs, only its tiles are split that way, so that it ends sooner (the whole
- * waves before it are not split). Both need desc.workspace of ptxq_gemm_workspace_size() bytes
- * (256-byte aligned; planned for desc.ctas or 132 SMs, as that call sees no device:
- * ptxq_gemm_plan_for gives the figure for ctx's device, and a runtime-picked split that needs
- * more than desc.workspace_bytes is dropped); without one, or with split_k = 1, there is no
+ * CTA pairs or groups, tile_n 128: the runtime's width for few tiles), they run instead as
+ * clusters of `splits` CTAs that sum their partials through distributed shared memory (the same
+ * sum in the same order; the workspace is not touched; a split the runtime picked may shrink to
+ * fit; plan.cluster_split says so; PTXQ_GEMM_NO_CLUSTER_SPLIT keeps the workspace path). Tail
+ * split (split_k = 0 with many tiles): when the last wave of tiles fills at most half of the SMs,
+ * only its tiles are split that way, so that it ends sooner (the whole waves before it are not
+ * split). Both need desc.workspace of ptxq_gemm_workspace_size() bytes (256-byte aligned;
+ * planned for desc.ctas or 132 SMs, as that call sees no device: ptxq_gemm_plan_for gives the
+ * figure for ctx's device, and a runtime-picked split that needs more than desc.workspace_bytes
+ * is dropped, unless it runs across a cluster, which needs none); split_k = 1: no
  * split. The runtime zeroes the workspace's counters with a memset on the stream before each
  * launch (PTXQ_GEMM_COUNTERS_ZEROED: not, the caller vouches for them); one workspace must not
  * serve two launches that may run concurrently.
@@ -531,7 +532,8 @@ typedef struct ptxq_gemm_desc {
     ptxq_gemm_grouping grouping;
     const ptxq_tensor *group_rows; /* I32: MASKED [G] rows used per group; CONTIGUOUS [M] group of
                                       each row (< 0: padding) */
-    int split_k;                /* 0 = the runtime's pick (1 without a workspace), 1 = none, or
+    int split_k;                /* 0 = the runtime's pick (without a workspace: only a split
+                                   summed across a cluster), 1 = none, or
                                    2..64 (needs the workspace) */
     uint64_t workspace;         /* device memory for split-K and MX's BF16 copies, 0 = none */
     size_t workspace_bytes;

@@ -31,6 +31,9 @@ typedef struct gemm_plan {
     /* BLOCK with the plain consumer: its scales by TMA ("_sm" kernel, scale_maps) when their
      * layout allows; maps {inner, outer, batch} of F32, [0] A's, [1] B's */
     int sm;
+    /* a split the runtime picked, without a workspace: it runs only if summed across a cluster
+     * (cluster_split), else drop_split before the launch */
+    int ws_free;
     uint64_t sc_addr[2];
     cuuint64_t sc_dims[2][3], sc_strides[2][2];
     cuuint32_t sc_box[2][3];
@@ -681,8 +684,21 @@ static void gemm_divisors(ptxq_gemm_args *g) {
     ptxq_fast_div(g->tiles_b > 0 ? g->tiles_b : 1, &g->dv_tb, &g->sh_tb);
 }
 
-/* The workspace for the split picked: a split the runtime chose is dropped without one; a split
- * the caller asked for is an error without one. */
+/* No split after all (the divisors again: gemm_divisors). */
+static void drop_split(gemm_plan *p) {
+    ptxq_gemm_args *g = &p->args;
+    g->splits = 1;
+    g->full = 0;
+    g->kb_split = g->nkb > 0 ? g->nkb : 1;
+    g->ntiles = (uint32_t)p->tiles;
+    p->ws_bytes = p->cnt_off = 0;
+    p->ws_free = 0;
+    gemm_divisors(g);
+}
+
+/* The workspace for the split picked: a split the runtime chose is dropped without one, unless
+ * it may run across a cluster (ws_free: decided at launch, cluster_split); a split the caller
+ * asked for is an error without one. */
 static int plan_workspace(const ptxq_gemm_desc *desc, gemm_plan *p) {
     ptxq_gemm_args *g = &p->args;
     if (g->splits <= 1) return PTXQ_OK;
@@ -691,12 +707,14 @@ static int plan_workspace(const ptxq_gemm_desc *desc, gemm_plan *p) {
         return ptxq_fail(PTXQ_ERR_INVALID_ARGUMENT, "gemm: split_k %u needs desc.workspace of %zu "
                          "bytes (ptxq_gemm_workspace_size; got %zu)", g->splits, p->ws_bytes,
                          desc->workspace ? desc->workspace_bytes : (size_t)0);
-    if (!have) {
-        g->splits = 1;
-        g->full = 0;
-        g->kb_split = g->nkb > 0 ? g->nkb : 1;
-        g->ntiles = (uint32_t)p->tiles;
+    if (!have && g->full == 0 && p->cluster == 1 && p->tile_n == PTXQ_GEMM_CSPLIT_TILE_N &&
+        !(desc->flags & PTXQ_GEMM_NO_CLUSTER_SPLIT)) {
+        p->ws_free = 1;
         p->ws_bytes = p->cnt_off = 0;
+        return PTXQ_OK;
+    }
+    if (!have) {
+        drop_split(p);
         return PTXQ_OK;
     }
     if (desc->workspace % 256)
@@ -888,6 +906,15 @@ static int cluster_split(ptxq_context *ctx, const ptxq_gemm_desc *desc, gemm_pla
     return 0;
 }
 
+/* The split as launched: across a cluster where cluster_split takes it; a runtime-picked split
+ * without a workspace (ws_free) is dropped otherwise. Returns 1 for the cluster sum. */
+static int launch_split(ptxq_context *ctx, const ptxq_gemm_desc *desc, gemm_plan *p,
+                        const ptxq_loaded *k) {
+    int cs = k && cluster_split(ctx, desc, p, k);
+    if (!cs && p->ws_free) drop_split(p);
+    return cs;
+}
+
 static unsigned grid_of(const ptxq_context *ctx, const gemm_plan *p) {
     /* persistent: one CTA per SM (the ring takes most of shared memory), at most one cluster per
      * (cluster) work unit; the grid is a whole number of clusters */
@@ -907,6 +934,12 @@ ptxq_status ptxq_gemm_plan_for(ptxq_context *ctx, const ptxq_gemm_desc *desc, co
     int st = plan_call(desc, a, b, d, ctx->info.sm_count, 0, &p, &x);
     if (st) return (ptxq_status)st;
     memset(plan, 0, sizeof *plan);
+    if (p.args.splits > 1) {
+        const ptxq_loaded *k = NULL;
+        if (p.M > 0 && p.N > 0 && p.L > 0 && (st = ptxq_get_kernel(ctx, p.kernel, &k)))
+            return (ptxq_status)st;
+        plan->cluster_split = launch_split(ctx, x.on ? &x.d16 : desc, &p, k);
+    }
     snprintf(plan->kernel, sizeof plan->kernel, "%s", p.kernel);
     plan->tile_n = p.tile_n;
     plan->cluster = p.cluster;
@@ -919,17 +952,6 @@ ptxq_status ptxq_gemm_plan_for(ptxq_context *ctx, const ptxq_gemm_desc *desc, co
     plan->dequant = x.on;
     plan->split_tiles = p.args.splits > 1 ? (unsigned)(p.tiles - p.args.full) : 0;
     plan->pdl = !(desc->flags & PTXQ_GEMM_NO_PDL) && ptxq_cudrv_launch_ex() != NULL;
-    if (p.args.splits > 1 && p.M > 0 && p.N > 0 && p.L > 0) {
-        const ptxq_loaded *k = NULL;
-        if ((st = ptxq_get_kernel(ctx, p.kernel, &k))) return (ptxq_status)st;
-        const ptxq_gemm_desc *dg = x.on ? &x.d16 : desc;
-        if (cluster_split(ctx, dg, &p, k)) {
-            plan->cluster_split = 1;
-            plan->splits = (int)p.args.splits;
-            plan->units = p.args.ntiles;
-            plan->grid = grid_of(ctx, &p);
-        }
-    }
     return ptxq_ok();
 }
 
@@ -993,8 +1015,8 @@ ptxq_status ptxq_gemm(ptxq_context *ctx, const ptxq_gemm_desc *desc, const ptxq_
                 return st;
         }
     }
-    int csplit = cluster_split(ctx, x.on ? &x.d16 : desc, &p, k);
-    if (csplit) grid = grid_of(ctx, &p);
+    int csplit = launch_split(ctx, x.on ? &x.d16 : desc, &p, k);
+    grid = grid_of(ctx, &p);
     if (p.args.splits > 1 && !csplit && !(desc->flags & PTXQ_GEMM_COUNTERS_ZEROED)) {
         /* the tile counters start at zero (every call leaves them so: gen/gemm.py split_k_reduce;
          * with PTXQ_GEMM_COUNTERS_ZEROED the caller vouches for it and no plain memset sits

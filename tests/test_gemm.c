@@ -530,7 +530,9 @@ static void run_case(gemm_cfg c) {
                  c.want_sm > 0 ? "BLOCK scales by TMA (\"_sm\")" : "the scale warp (no \"_sm\")");
     if (c.want_cs && r.cluster_split != (c.want_cs > 0))
         fail_msg("%s split %d: the case wants the split summed %s", r.kernel, r.splits,
-                 c.want_cs > 0 ? "across a cluster" : "through the workspace");
+                 c.want_cs > 0 ? "across a cluster" : "otherwise");
+    if (c.want_splits && r.splits != c.want_splits)
+        fail_msg("%s: split %d, the case wants %d", r.kernel, r.splits, c.want_splits);
     assert_true(r.checked > 0);
 }
 
@@ -705,6 +707,11 @@ XCASE(test_split_n192_e5m2, PTXQ_GEMM_SCALE_TENSOR, 64, 700, 4096, 192, c.a_type
 XCASE(test_csplit_auto_block, PTXQ_GEMM_SCALE_BLOCK, 64, 1000, 4096, 0, c.want_cs = 1)
 XCASE(test_csplit_auto_block_ws, PTXQ_GEMM_SCALE_BLOCK, 64, 1000, 4096, 0,
       c.flags = PTXQ_GEMM_NO_CLUSTER_SPLIT; c.want_cs = -1)
+/* a runtime-picked split needs no workspace across a cluster (and without one, none else) */
+XCASE(test_csplit_auto_no_ws, PTXQ_GEMM_SCALE_TENSOR, 64, 1000, 4096, 0, c.no_ws = 1;
+      c.want_cs = 1)
+XCASE(test_split_auto_no_ws_off, PTXQ_GEMM_SCALE_TENSOR, 64, 1000, 4096, 0, c.no_ws = 1;
+      c.flags = PTXQ_GEMM_NO_CLUSTER_SPLIT; c.want_cs = -1; c.want_splits = 1)
 XCASE(test_csplit8_tensor_ktail, PTXQ_GEMM_SCALE_TENSOR, 77, 333, 1936, 128, c.split_k = 8;
       c.want_cs = 1)
 XCASE(test_csplit7_row, PTXQ_GEMM_SCALE_ROW, 130, 300, 3584, 128, c.split_k = 7;
@@ -1780,6 +1787,8 @@ int main(void) {
         cmocka_unit_test(test_split_n192_e5m2),
         cmocka_unit_test(test_csplit_auto_block),
         cmocka_unit_test(test_csplit_auto_block_ws),
+        cmocka_unit_test(test_csplit_auto_no_ws),
+        cmocka_unit_test(test_split_auto_no_ws_off),
         cmocka_unit_test(test_csplit8_tensor_ktail),
         cmocka_unit_test(test_csplit7_row),
         cmocka_unit_test(test_split7_row_n160_ws),

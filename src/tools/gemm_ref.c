@@ -258,7 +258,7 @@ int gemm_case_run(ptxq_dev *d, const gemm_cfg *c, uint64_t seed, gemm_result *re
     desc.flags = c->flags;
     size_t wsb = 0;
     uint64_t dws = 0;
-    if (ptxq_gemm_workspace_size(&desc, &ta, &tb, &td, &wsb) == PTXQ_OK && wsb) {
+    if (!c->no_ws && ptxq_gemm_workspace_size(&desc, &ta, &tb, &td, &wsb) == PTXQ_OK && wsb) {
         dws = dev_alloc_aligned(d, wsb, 256);
         dev_fill(d, dws, 0xA5, wsb); /* garbage: the kernel must not rely on its content */
         desc.workspace = dws;

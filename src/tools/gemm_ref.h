@@ -60,8 +60,10 @@ typedef struct gemm_cfg {
     int want_sm;                /* test check: 1 the kernel must load BLOCK scales by TMA ("_sm"),
                                    -1 it must not (the scale warp's any strides) */
     unsigned flags;             /* desc.flags (e.g. PTXQ_GEMM_NO_CLUSTER_SPLIT) */
+    int no_ws;                  /* no workspace even where the call would use one */
     int want_cs;                /* test check: 1 the split must be summed across a cluster
-                                   (plan.cluster_split), -1 through the workspace */
+                                   (plan.cluster_split), -1 not */
+    int want_splits;            /* test check: the plan's splits (0: any) */
 } gemm_cfg;
 
 typedef struct gemm_result {
