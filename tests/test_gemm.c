@@ -1135,7 +1135,8 @@ static int pdl_chain_round(void *p, int it) {
  * before GEMM 1 was done would see the previous D1 (or the NaN poison), and GEMM 1 of the next
  * round overwrites D1 while GEMM 2 may still read it. GEMM 2 reads D1 in its consumers (per-tensor
  * FP8 with C = D1, beta 1: the general epilogue; and that with split-K 4, a workspace and its
- * counter memset between the two launches) or in its producer (BF16 x BF16 with A = D1, by TMA).
+ * counter memset between the two launches; and with split-K 2 summed across clusters, a cluster
+ * launch) or in its producer (BF16 x BF16 with A = D1, by TMA).
  * Launched without PDL back to back, with PDL back to back, and with PDL captured in a CUDA graph,
  * D2 of every round must equal, bit for bit, the same calls made without PDL with a stream
  * synchronization after each. */
@@ -1183,14 +1184,24 @@ static void test_pdl_chain(void **state) {
     assert_true(wsb > 0);
     g4.workspace = dev_alloc_aligned(D, wsb, 256);
     g4.workspace_bytes = wsb;
+    ptxq_gemm_desc g5 = g2; /* split-K 2 at tile_n 128: 64 tiles x 2, summed across clusters */
+    g5.split_k = 2;
+    g5.tile_n = 128;
+    size_t wsb5 = 0;
+    assert_int_equal(ptxq_gemm_workspace_size(&g5, &A2, &B2, &D1, &wsb5), PTXQ_OK);
+    g5.workspace = dev_alloc_aligned(D, wsb5, 256);
+    g5.workspace_bytes = wsb5;
     ptxq_gemm_plan pl;
+    assert_int_equal(ptxq_gemm_plan_for(D->ctx, &g5, &A2, &B2, &D1, &pl), PTXQ_OK);
+    assert_int_equal(pl.cluster_split, 1);
     assert_int_equal(ptxq_gemm_plan_for(D->ctx, &g1, &A1[0], &B1, &D1, &pl), PTXQ_OK);
     assert_int_equal(pl.store, 1); /* D1 by TMA stores */
     int fails = 0;
     pdl_chain_ctx x = {.D = D, .A1 = A1, .B1 = &B1, .D1 = &D1, .A2 = &A2, .B2 = &B2, .B3 = &B3,
                        .d2 = d2, .M = M, .N = N};
-    for (int c = 0; c < 3; ++c) { /* GEMM 2: C = D1; C = D1 with split-K; A = D1 (BF16) */
-        const ptxq_gemm_desc *gd = c == 0 ? &g2 : c == 1 ? &g4 : &g3;
+    for (int c = 0; c < 4; ++c) { /* GEMM 2: C = D1; C = D1 with split-K; A = D1 (BF16); C = D1
+                                     with the cluster split-K sum */
+        const ptxq_gemm_desc *gd = c == 0 ? &g2 : c == 1 ? &g4 : c == 2 ? &g3 : &g5;
         int64_t n2 = c == 2 ? N3 : N;
         char what[32];
         snprintf(what, sizeof what, "pdl chain case %d", c);
@@ -1222,10 +1233,10 @@ static void test_pdl_chain(void **state) {
             fails += chain_same(what, m, ref, got, used);
         }
     }
-    printf("[ INFO     ] pdl chain: 3 cases x 3 launch modes of %d GEMM pairs, %d failed\n", IT, fails);
+    printf("[ INFO     ] pdl chain: 4 cases x 3 launch modes of %d GEMM pairs, %d failed\n", IT, fails);
     free(ref);
     free(got);
-    const uint64_t bufs[] = {a1[0], a1[1], b1, s1, d1, a2, b2, b3, d2, g4.workspace};
+    const uint64_t bufs[] = {a1[0], a1[1], b1, s1, d1, a2, b2, b3, d2, g4.workspace, g5.workspace};
     dev_free_list(D, bufs, (int)(sizeof bufs / sizeof bufs[0]));
     assert_int_equal(fails, 0);
 }
