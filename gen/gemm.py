@@ -547,10 +547,13 @@ class G:
         stamps, H100, 2026-11-26) after a store, a fence and a count.
         NOTE: barrier.cluster waits for every non-exited thread of the cluster: the producer
         threads never arrive, they exit (the leader after its last TMA, this CTA's only unit).
-        NOTE: no CTA leaves before the second meeting: its partial is read by the others."""
+        NOTE: no CTA leaves before the second meeting: its partial is read by the others.
+        Clusters wait on nothing outside themselves, so a grid larger than what is resident
+        still completes (in waves); the runtime launches this only when all are resident."""
         k = self.k
         npair = self.bn // 4
         nu = npair // 2            # units of two pairs: pair 2u is row mr0's, 2u + 1 row mr1's
+        assert self.stages * self.stage >= 2048 * npair, "the partial tile must fit in the ring"
         k.label("CSPLIT")
         k.comment("==== cluster split-K: partials in shared memory, summed across the cluster")
         ctid, buf, r, u, u1, t = (k.reg(".b32", f"cs_{n}") for n in ("ctid", "buf", "rank", "u", "u1", "t"))
