@@ -126,13 +126,16 @@ static const char k_sm100[] =
     "        /*00a0*/                   LDGSTS.E.BYPASS.LTC128B.128 [R3], desc[UR6][R4.64] ;\n"
     "        /*00b0*/              @!P0 CCTL.E.PF2 [R10] ;\n"
     "        /*00c0*/                   ACQBULK ;\n"
-    "        /*00d0*/               @P5 PREEXIT ;\n";
+    "        /*00d0*/               @P5 PREEXIT ;\n"
+    "        /*00e0*/                   UCGABAR_ARV ;\n"
+    "        /*00f0*/                   UCGABAR_WAIT ;\n";
 
 static void test_hist_sm100(void **state) {
     (void)state;
     sass_hist h;
     sass_histogram(k_sm100, &h);
-    assert_int_equal(h.total, 14);
+    assert_int_equal(h.total, 16);
+    assert_int_equal(h.cgabar, 1); /* barrier.cluster.arrive (the wait is not counted) */
     assert_int_equal(h.pf, 1); /* prefetch.global.L2 */
     assert_int_equal(h.acqbulk, 1); /* griddepcontrol.wait */
     assert_int_equal(h.preexit, 1); /* griddepcontrol.launch_dependents */

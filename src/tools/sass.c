@@ -393,6 +393,7 @@ static void count_misc(const char *base, sass_hist *h) {
     else if (starts(base, "SYNCS")) ++h->syncs;
     else if (!strcmp(base, "ACQBULK")) ++h->acqbulk;
     else if (!strcmp(base, "PREEXIT")) ++h->preexit;
+    else if (!strcmp(base, "UCGABAR_ARV")) ++h->cgabar;
     for (size_t i = 0; i < sizeof cvts / sizeof cvts[0]; ++i)
         if (!strcmp(base, cvts[i])) ++h->cvt;
     if (!strcmp(base, "F2FP")) ++h->f2fp;
@@ -750,6 +751,7 @@ void sass_hist_print(const sass_hist *h, FILE *f) {
     fprintf(f, " | lds/sts %d/%d | ldl/stl %d/%d", h->lds, h->sts, h->ldl, h->stl);
     if (h->ldtm || h->sttm) fprintf(f, " | ldtm/sttm %d/%d", h->ldtm, h->sttm);
     if (h->acqbulk || h->preexit) fprintf(f, " | pdl wait/signal %d/%d", h->acqbulk, h->preexit);
+    if (h->cgabar) fprintf(f, " | cluster barriers %d", h->cgabar);
     fprintf(f, " | shfl %d mufu %d bar %d syncs %d cvt %d (f2fp %d)\n", h->shfl, h->mufu, h->bar,
             h->syncs, h->cvt, h->f2fp);
 }

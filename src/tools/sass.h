@@ -58,6 +58,7 @@ typedef struct sass_hist {
     int bar;   /* BAR */
     int syncs; /* SYNCS.* (mbarrier) */
     int acqbulk, preexit; /* griddepcontrol.wait / .launch_dependents (PDL) */
+    int cgabar; /* UCGABAR_ARV: barrier.cluster.arrive */
     int cvt;   /* F2F, F2FP, I2F, I2FP, F2I, F2IP, I2I, I2IP */
     int f2fp;  /* of which F2FP (packed conversions, e.g. to FP8/FP4) */
 } sass_hist;
