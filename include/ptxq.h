@@ -478,7 +478,7 @@ ptxq_status ptxq_gemv(ptxq_context *ctx, const ptxq_gemv_desc *desc, const ptxq_
  * figure for ctx's device, and a runtime-picked split that needs more than desc.workspace_bytes
  * is dropped, unless it runs across a cluster, which needs none); split_k = 1: no
  * split. The runtime zeroes the workspace's counters with a memset on the stream before each
- * launch (PTXQ_GEMM_COUNTERS_ZEROED: not, the caller vouches for them); one workspace must not
+ * launch that sums through the workspace (not before a cluster sum, which uses no counters) (PTXQ_GEMM_COUNTERS_ZEROED: not, the caller vouches for them); one workspace must not
  * serve two launches that may run concurrently.
  * Launch (desc.flags): by default the GEMM kernel is launched with programmatic dependent launch
  * (PDL), as the GEMVs are: its CTAs may start (barriers, tensor-map prefetch) while the preceding
@@ -552,15 +552,17 @@ typedef struct ptxq_gemm_desc {
 #define PTXQ_GEMM_NO_PDL 1u     /* plain launch of the GEMM kernel, no programmatic dependent launch */
 /* The caller promises that the split-K counters of desc.workspace (bytes plan.counters_offset to
  * plan.workspace_bytes of ptxq_gemm_plan_for) are zero, so the runtime makes no memset before the
- * launch. Every call leaves the counters it used at zero: after one call without the flag (or a
- * caller's zeroing of those bytes), further calls with the same plan on the same workspace may
- * pass it, and a chain of split-K GEMMs then keeps programmatic dependent launch from call to call
+ * launch. Every call leaves the counters it used at zero: after one call without the flag that
+ * summed through the workspace (plan.cluster_split 0; a cluster sum neither uses nor zeroes the
+ * counters), or a caller's zeroing of those bytes, further calls with the same plan on the same
+ * workspace may pass it, and a chain of split-K GEMMs then keeps programmatic dependent launch from call to call
  * (the memset is a plain stream operation between the kernels). Calls whose plans differ can
  * place partials where another plan keeps counters: zero the counters first, or drop the flag.
  * Measured back to back (bench/RESULTS.md): 2-3 us a call less on most split small-M shapes on
  * an H100 and an H200, but one H200 shape (64 x 7168 x 16384, 2 splits) 10% slower with PDL. */
 #define PTXQ_GEMM_COUNTERS_ZEROED 2u
-/* Split-K through the workspace even where the cluster sum could run (for comparisons). */
+/* No cluster sum: split-K through the workspace only (without one, a runtime-picked split is then
+ * dropped), e.g. for comparisons. */
 #define PTXQ_GEMM_NO_CLUSTER_SPLIT 4u
 
 /* Every check ptxq_gemm makes, without a device: PTXQ_OK if the call would be accepted. */
@@ -596,8 +598,8 @@ ptxq_status ptxq_gemm_plan_for(ptxq_context *ctx, const ptxq_gemm_desc *desc, co
  * runtime picks for desc->split_k = 0 (or the one given). */
 ptxq_status ptxq_gemm_workspace_size(const ptxq_gemm_desc *desc, const ptxq_tensor *a,
                                      const ptxq_tensor *b, const ptxq_tensor *d, size_t *bytes);
-/* One GEMM launch on stream (MX dequantize path: two decode launches before it; split-K: a memset
- * of its counters); writes d (and the workspace) only. A call that fails leaves d untouched. */
+/* One GEMM launch on stream (MX dequantize path: two decode launches before it; split-K through
+ * the workspace: a memset of its counters; a cluster sum: a cluster launch); writes d (and the workspace) only. A call that fails leaves d untouched. */
 ptxq_status ptxq_gemm(ptxq_context *ctx, const ptxq_gemm_desc *desc, const ptxq_tensor *a,
                       const ptxq_tensor *b, const ptxq_tensor *d, void *stream);
 

@@ -267,11 +267,14 @@ int ptxq_max_clusters(ptxq_context *c, const ptxq_loaded *k, unsigned cluster, u
         CUlaunchAttribute attr[2];
         launch_config(&cfg, attr, cluster, block, smem, NULL, 0, cluster);
         int got = 0;
-        n = -1;
-        if (p && c->drv->cuCtxSetCurrent(c->cu) == CUDA_SUCCESS &&
-            occ(&got, k->fn, &cfg) == CUDA_SUCCESS && got > 0)
-            n = got;
-        c->loaded[idx].max_clusters[cluster] = n;
+        if (!p) {
+            n = -1;
+        } else if (c->drv->cuCtxSetCurrent(c->cu) != CUDA_SUCCESS) {
+            n = 0; /* not cached: asked again next time */
+        } else {
+            n = occ(&got, k->fn, &cfg) == CUDA_SUCCESS && got > 0 ? got : -1;
+        }
+        if (n) c->loaded[idx].max_clusters[cluster] = n;
     }
     pthread_mutex_unlock(&c->lock);
     return n > 0 ? n : 0;

@@ -874,13 +874,18 @@ ptxq_status ptxq_gemm_kernel_for(const ptxq_gemm_desc *desc, const ptxq_tensor *
  * tiles that split). A runtime-picked split may shrink to fit the
  * resident clusters; a split the caller gave is kept or the workspace path runs. Returns 1 when
  * taken (p->args updated), else 0 and p unchanged. */
+/* The call's split could be summed across a cluster (cluster_split's checks before the device's). */
+static int cluster_split_may(const ptxq_gemm_desc *desc, const gemm_plan *p) {
+    const ptxq_gemm_args *g = &p->args;
+    return g->splits >= 2 && g->full == 0 && p->cluster == 1 && p->tile_n == PTXQ_GEMM_CSPLIT_TILE_N &&
+           !(desc->flags & PTXQ_GEMM_NO_CLUSTER_SPLIT) &&
+           ((g->flags >> PTXQ_GEMM_FLAG_GROUP_SHIFT) & 3u) == 0;
+}
+
 static int cluster_split(ptxq_context *ctx, const ptxq_gemm_desc *desc, gemm_plan *p,
                          const ptxq_loaded *k) {
     ptxq_gemm_args *g = &p->args;
-    if (g->splits < 2 || g->full != 0 || p->cluster != 1 || p->tile_n != PTXQ_GEMM_CSPLIT_TILE_N ||
-        (desc->flags & PTXQ_GEMM_NO_CLUSTER_SPLIT) ||
-        ((g->flags >> PTXQ_GEMM_FLAG_GROUP_SHIFT) & 3u) != 0)
-        return 0;
+    if (!cluster_split_may(desc, p)) return 0;
     int64_t slots = ctx->info.sm_count > 0 ? ctx->info.sm_count : 1;
     if (p->ctas > 0 && p->ctas < slots) slots = p->ctas;
     int64_t nkb = g->nkb;
@@ -892,14 +897,17 @@ static int cluster_split(ptxq_context *ctx, const ptxq_gemm_desc *desc, gemm_pla
          * half the rows, so take it there only for at most 25% more K blocks a unit. H100, 20
          * calls back to back, block-scaled (bench/RESULTS.md, 2026-11-26): 64 x 2112 x 7168 cluster
          * 6 splits 13.4 us / workspace 7 14.4, 128 x 2112 15.0 / 17.1, 128 x 4096 x 7168 cluster 3
-         * 19.4 / workspace 4 21.9, but 64 x 4096 x 7168 19.6 / 18.5 (clusters of 4 did not fit) */
-        if (s < (int64_t)g->splits && p->M <= 64 && 4 * kbs > 5 * (int64_t)g->kb_split) continue;
+         * 19.4 / workspace 4 21.9, but 64 x 4096 x 7168 19.6 / 18.5 (clusters of 4 did not fit).
+         * Without a workspace (ws_free) the other choice is no split at all: any split fits. */
+        if (s < (int64_t)g->splits && p->M <= 64 && !p->ws_free && 4 * kbs > 5 * (int64_t)g->kb_split)
+            continue;
         if (ptxq_max_clusters(ctx, k, (unsigned)s, PTXQ_GEMM_THREADS, k->entry->dynamic_smem) < p->tiles)
             continue;
         g->splits = (uint32_t)s;
         g->kb_split = (uint32_t)kbs;
         g->ntiles = (uint32_t)(p->tiles * s);
         g->csplit = 1;
+        p->ws_bytes = p->cnt_off = 0; /* the workspace is not touched */
         gemm_divisors(g);
         return 1;
     }
@@ -935,10 +943,12 @@ ptxq_status ptxq_gemm_plan_for(ptxq_context *ctx, const ptxq_gemm_desc *desc, co
     if (st) return (ptxq_status)st;
     memset(plan, 0, sizeof *plan);
     if (p.args.splits > 1) {
+        const ptxq_gemm_desc *dg = x.on ? &x.d16 : desc;
         const ptxq_loaded *k = NULL;
-        if (p.M > 0 && p.N > 0 && p.L > 0 && (st = ptxq_get_kernel(ctx, p.kernel, &k)))
+        if (cluster_split_may(dg, &p) && p.M > 0 && p.N > 0 && p.L > 0 &&
+            (st = ptxq_get_kernel(ctx, p.kernel, &k)))
             return (ptxq_status)st;
-        plan->cluster_split = launch_split(ctx, x.on ? &x.d16 : desc, &p, k);
+        plan->cluster_split = launch_split(ctx, dg, &p, k);
     }
     snprintf(plan->kernel, sizeof plan->kernel, "%s", p.kernel);
     plan->tile_n = p.tile_n;
