@@ -1267,7 +1267,8 @@ typedef struct split_ctx {
 static int split_round(void *p, int it) {
     const split_ctx *x = p;
     ptxq_gemm_desc e = *x->g;
-    e.flags = x->mode < 0 || (it == 0 && x->mode < 2) ? 0u : PTXQ_GEMM_COUNTERS_ZEROED;
+    e.flags = (x->g->flags & ~PTXQ_GEMM_COUNTERS_ZEROED) |
+              (x->mode < 0 || (it == 0 && x->mode < 2) ? 0u : PTXQ_GEMM_COUNTERS_ZEROED);
     ptxq_tensor Dt = ptxq_tensor_make(PTXQ_BF16, 2, (int64_t[]){x->M, x->N},
                                       x->dd + (uint64_t)(it * x->M * x->N * 2));
     return ptxq_gemm(x->D->ctx, &e, &x->A[it & 1], x->B, &Dt, x->D->stream);
@@ -1371,7 +1372,9 @@ static void test_split_counters_zeroed(void **state) {
         ptxq_gemm_desc g = {.scaling = blk ? PTXQ_GEMM_SCALE_BLOCK : PTXQ_GEMM_SCALE_TENSOR,
                             .a_scale = blk ? &SA : &S1, .b_scale = blk ? &SB : &S1,
                             .split_k = cases[cs].split, .cluster = cases[cs].cluster,
-                            .tile_n = cases[cs].tile_n};
+                            .tile_n = cases[cs].tile_n,
+                            /* the counters are the subject: no cluster sum, which uses none */
+                            .flags = PTXQ_GEMM_NO_CLUSTER_SPLIT};
         size_t dn = (size_t)(IT * M * N), wsb = 0;
         uint64_t dd = dev_alloc(D, dn * 2);
         ptxq_tensor D0 = ptxq_tensor_make(PTXQ_BF16, 2, (int64_t[]){M, N}, dd);
