@@ -203,9 +203,14 @@ static void alt_apply(const alt_cfg *a, ptxq_gemm_desc *desc) {
     if (a->tile != ALT_UNSET) desc->tile_n = a->tile;
     if (a->cluster != ALT_UNSET) desc->cluster = a->cluster;
     if (a->mx != ALT_UNSET) desc->mx_path = (ptxq_gemm_mx_path)a->mx;
-    if (a->pdl != ALT_UNSET) desc->flags = (desc->flags & ~PTXQ_GEMM_NO_PDL) | (a->pdl ? 0u : PTXQ_GEMM_NO_PDL);
-    if (a->csplit != ALT_UNSET)
-        desc->flags = (desc->flags & ~PTXQ_GEMM_NO_CLUSTER_SPLIT) | (a->csplit ? 0u : PTXQ_GEMM_NO_CLUSTER_SPLIT);
+    if (a->pdl != ALT_UNSET) {
+        desc->flags &= ~PTXQ_GEMM_NO_PDL;
+        if (!a->pdl) desc->flags |= PTXQ_GEMM_NO_PDL;
+    }
+    if (a->csplit != ALT_UNSET) {
+        desc->flags &= ~PTXQ_GEMM_NO_CLUSTER_SPLIT;
+        if (!a->csplit) desc->flags |= PTXQ_GEMM_NO_CLUSTER_SPLIT;
+    }
     if (a->pipe[0]) setenv("PTXQ_GEMM_PIPE", a->pipe, 1);
     if (a->scales[0]) setenv("PTXQ_GEMM_SCALES", a->scales, 1);
 }

@@ -478,8 +478,9 @@ ptxq_status ptxq_gemv(ptxq_context *ctx, const ptxq_gemv_desc *desc, const ptxq_
  * figure for ctx's device, and a runtime-picked split that needs more than desc.workspace_bytes
  * is dropped, unless it runs across a cluster, which needs none); split_k = 1: no
  * split. The runtime zeroes the workspace's counters with a memset on the stream before each
- * launch that sums through the workspace (not before a cluster sum, which uses no counters) (PTXQ_GEMM_COUNTERS_ZEROED: not, the caller vouches for them); one workspace must not
- * serve two launches that may run concurrently.
+ * launch that sums through the workspace (PTXQ_GEMM_COUNTERS_ZEROED: not, the caller vouches for
+ * them; a cluster sum uses no counters); one workspace must not serve two launches that may run
+ * concurrently.
  * Launch (desc.flags): by default the GEMM kernel is launched with programmatic dependent launch
  * (PDL), as the GEMVs are: its CTAs may start (barriers, tensor-map prefetch) while the preceding
  * kernel in the stream drains, and every thread waits for that kernel's completion
@@ -555,8 +556,8 @@ typedef struct ptxq_gemm_desc {
  * launch. Every call leaves the counters it used at zero: after one call without the flag that
  * summed through the workspace (plan.cluster_split 0; a cluster sum neither uses nor zeroes the
  * counters), or a caller's zeroing of those bytes, further calls with the same plan on the same
- * workspace may pass it, and a chain of split-K GEMMs then keeps programmatic dependent launch from call to call
- * (the memset is a plain stream operation between the kernels). Calls whose plans differ can
+ * workspace may pass it, and a chain of split-K GEMMs then keeps programmatic dependent launch
+ * from call to call (the memset is a plain stream operation between the kernels). Calls whose plans differ can
  * place partials where another plan keeps counters: zero the counters first, or drop the flag.
  * Measured back to back (bench/RESULTS.md): 2-3 us a call less on most split small-M shapes on
  * an H100 and an H200, but one H200 shape (64 x 7168 x 16384, 2 splits) 10% slower with PDL. */
@@ -599,7 +600,8 @@ ptxq_status ptxq_gemm_plan_for(ptxq_context *ctx, const ptxq_gemm_desc *desc, co
 ptxq_status ptxq_gemm_workspace_size(const ptxq_gemm_desc *desc, const ptxq_tensor *a,
                                      const ptxq_tensor *b, const ptxq_tensor *d, size_t *bytes);
 /* One GEMM launch on stream (MX dequantize path: two decode launches before it; split-K through
- * the workspace: a memset of its counters; a cluster sum: a cluster launch); writes d (and the workspace) only. A call that fails leaves d untouched. */
+ * the workspace: a memset of its counters; a cluster sum: a cluster launch); writes d (and the
+ * workspace) only. A call that fails leaves d untouched. */
 ptxq_status ptxq_gemm(ptxq_context *ctx, const ptxq_gemm_desc *desc, const ptxq_tensor *a,
                       const ptxq_tensor *b, const ptxq_tensor *d, void *stream);
 

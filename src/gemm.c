@@ -871,14 +871,14 @@ ptxq_status ptxq_gemm_kernel_for(const ptxq_gemm_desc *desc, const ptxq_tensor *
  * same sum in the same split order). Pure split-K only (no tail split, no CTA pairs, no groups:
  * a skipped tile would leave its cluster waiting), and only the single-CTA kernels of tile_n
  * PTXQ_GEMM_CSPLIT_TILE_N have the sum (gen/gemm.py CS_TILE_N: the runtime's width for the few
- * tiles that split). A runtime-picked split may shrink to fit the
- * resident clusters; a split the caller gave is kept or the workspace path runs. Returns 1 when
+ * tiles that split). A runtime-picked split may shrink to fit the resident clusters; a split the
+ * caller gave is kept or the workspace path runs. cluster_split_may: the checks that need no
+ * device (ptxq_gemm_plan_for loads the kernel only past them). cluster_split returns 1 when
  * taken (p->args updated), else 0 and p unchanged. */
-/* The call's split could be summed across a cluster (cluster_split's checks before the device's). */
 static int cluster_split_may(const ptxq_gemm_desc *desc, const gemm_plan *p) {
     const ptxq_gemm_args *g = &p->args;
-    return g->splits >= 2 && g->full == 0 && p->cluster == 1 && p->tile_n == PTXQ_GEMM_CSPLIT_TILE_N &&
-           !(desc->flags & PTXQ_GEMM_NO_CLUSTER_SPLIT) &&
+    return g->splits >= 2 && g->full == 0 && p->cluster == 1 &&
+           p->tile_n == PTXQ_GEMM_CSPLIT_TILE_N && !(desc->flags & PTXQ_GEMM_NO_CLUSTER_SPLIT) &&
            ((g->flags >> PTXQ_GEMM_FLAG_GROUP_SHIFT) & 3u) == 0;
 }
 
@@ -899,10 +899,10 @@ static int cluster_split(ptxq_context *ctx, const ptxq_gemm_desc *desc, gemm_pla
          * 6 splits 13.4 us / workspace 7 14.4, 128 x 2112 15.0 / 17.1, 128 x 4096 x 7168 cluster 3
          * 19.4 / workspace 4 21.9, but 64 x 4096 x 7168 19.6 / 18.5 (clusters of 4 did not fit).
          * Without a workspace (ws_free) the other choice is no split at all: any split fits. */
-        if (s < (int64_t)g->splits && p->M <= 64 && !p->ws_free && 4 * kbs > 5 * (int64_t)g->kb_split)
-            continue;
-        if (ptxq_max_clusters(ctx, k, (unsigned)s, PTXQ_GEMM_THREADS, k->entry->dynamic_smem) < p->tiles)
-            continue;
+        int shrunk = s < (int64_t)g->splits;
+        if (shrunk && p->M <= 64 && !p->ws_free && 4 * kbs > 5 * (int64_t)g->kb_split) continue;
+        int fit = ptxq_max_clusters(ctx, k, (unsigned)s, PTXQ_GEMM_THREADS, k->entry->dynamic_smem);
+        if (fit < p->tiles) continue;
         g->splits = (uint32_t)s;
         g->kb_split = (uint32_t)kbs;
         g->ntiles = (uint32_t)(p->tiles * s);
@@ -976,6 +976,9 @@ ptxq_status ptxq_gemm(ptxq_context *ctx, const ptxq_gemm_desc *desc, const ptxq_
     const ptxq_loaded *k = NULL, *kq = NULL;
     if ((st = ptxq_get_kernel(ctx, p.kernel, &k))) return st;
     if (x.on && (st = ptxq_get_kernel(ctx, "gemm_mx_dequant", &kq))) return st;
+    /* the split as launched (across a cluster, or dropped without a workspace), before anything
+     * is enqueued */
+    int csplit = launch_split(ctx, x.on ? &x.d16 : desc, &p, k);
 
     /* TMA maps: {K, rows, batches}, innermost first; one box = 128 K-bytes x (128 | tile_n) rows
      * of one batch, 128B swizzle. K = 0 still needs a valid map: it is never read (no K blocks),
@@ -1025,8 +1028,6 @@ ptxq_status ptxq_gemm(ptxq_context *ctx, const ptxq_gemm_desc *desc, const ptxq_
                 return st;
         }
     }
-    int csplit = launch_split(ctx, x.on ? &x.d16 : desc, &p, k);
-    grid = grid_of(ctx, &p);
     if (p.args.splits > 1 && !csplit && !(desc->flags & PTXQ_GEMM_COUNTERS_ZEROED)) {
         /* the tile counters start at zero (every call leaves them so: gen/gemm.py split_k_reduce;
          * with PTXQ_GEMM_COUNTERS_ZEROED the caller vouches for it and no plain memset sits
