@@ -200,7 +200,10 @@ CLUSTERS = (1, 2)              # 2: a CTA pair along M shares each B tile (TMA m
 #   h2  the 128-K chain is split in two column halves (m64n{BN/2}); the next half-chain is issued
 #       before the previous one is promoted, so one half is always queued. Same registers as now.
 PIPES = (("p2", (128,)), ("h2", (128, 160, 192)))
-PIPE_SKIP = {("block", 192, "h2")}  # two scale sets: ptxas spills 24 B (20 B at 240 registers)
+# NOTE: block n192 h2 once spilled 24 B (two scale sets); it no longer does, but it is slow: with
+# the TMA-store epilogue 1.33-1.37 M cycles against the _sm kernel's 1.05-1.07 M (H100, ncu at
+# locked clock, 4096x7168x16384, 2026-11-26), 1062-1103 TFLOPS against 1366-1369 at boost
+PIPE_SKIP = {("block", 192, "h2")}
 TS_WIDTHS = (128, 192)         # TMA-store epilogue variants: whole 64-column slabs only
 
 SLAB = 64 * 128                # one staging slab: 64 rows x 128 bytes (64 BF16 columns)
