@@ -696,6 +696,24 @@ static void drop_split(gemm_plan *p) {
     gemm_divisors(g);
 }
 
+/* Cluster split-K (args.csplit, gen/gemm.py cluster_split_reduce): when every split tile's units
+ * can run at once, one per CTA, as clusters of `splits` CTAs (at most 8, whole clusters resident
+ * together: cuOccupancyMaxActiveClusters), the partials are summed through distributed shared
+ * memory instead of the workspace (no partial store, fence, count or serial sum by one CTA; the
+ * same sum in the same split order). Pure split-K only (no tail split, no CTA pairs, no groups:
+ * a skipped tile would leave its cluster waiting), and only the single-CTA kernels of tile_n
+ * PTXQ_GEMM_CSPLIT_TILE_N have the sum (gen/gemm.py CS_TILE_N: the runtime's width for the few
+ * tiles that split). A runtime-picked split may shrink to fit the resident clusters; a split the
+ * caller gave is kept or the workspace path runs. cluster_split_may: the checks that need no
+ * device (plan_workspace keeps a runtime-picked split without a workspace only past them, and
+ * ptxq_gemm_plan_for loads the kernel only past them); cluster_split (below) the rest. */
+static int cluster_split_may(const ptxq_gemm_desc *desc, const gemm_plan *p) {
+    const ptxq_gemm_args *g = &p->args;
+    return g->splits >= 2 && g->full == 0 && p->cluster == 1 &&
+           p->tile_n == PTXQ_GEMM_CSPLIT_TILE_N && !(desc->flags & PTXQ_GEMM_NO_CLUSTER_SPLIT) &&
+           ((g->flags >> PTXQ_GEMM_FLAG_GROUP_SHIFT) & 3u) == 0;
+}
+
 /* The workspace for the split picked: a split the runtime chose is dropped without one, unless
  * it may run across a cluster (ws_free: decided at launch, cluster_split); a split the caller
  * asked for is an error without one. */
@@ -707,8 +725,7 @@ static int plan_workspace(const ptxq_gemm_desc *desc, gemm_plan *p) {
         return ptxq_fail(PTXQ_ERR_INVALID_ARGUMENT, "gemm: split_k %u needs desc.workspace of %zu "
                          "bytes (ptxq_gemm_workspace_size; got %zu)", g->splits, p->ws_bytes,
                          desc->workspace ? desc->workspace_bytes : (size_t)0);
-    if (!have && g->full == 0 && p->cluster == 1 && p->tile_n == PTXQ_GEMM_CSPLIT_TILE_N &&
-        !(desc->flags & PTXQ_GEMM_NO_CLUSTER_SPLIT)) {
+    if (!have && cluster_split_may(desc, p)) {
         p->ws_free = 1;
         p->ws_bytes = p->cnt_off = 0;
         return PTXQ_OK;
@@ -864,24 +881,8 @@ ptxq_status ptxq_gemm_kernel_for(const ptxq_gemm_desc *desc, const ptxq_tensor *
     return ptxq_ok();
 }
 
-/* Cluster split-K (args.csplit, gen/gemm.py cluster_split_reduce): when every split tile's units
- * can run at once, one per CTA, as clusters of `splits` CTAs (at most 8, whole clusters resident
- * together: cuOccupancyMaxActiveClusters), the partials are summed through distributed shared
- * memory instead of the workspace (no partial store, fence, count or serial sum by one CTA; the
- * same sum in the same split order). Pure split-K only (no tail split, no CTA pairs, no groups:
- * a skipped tile would leave its cluster waiting), and only the single-CTA kernels of tile_n
- * PTXQ_GEMM_CSPLIT_TILE_N have the sum (gen/gemm.py CS_TILE_N: the runtime's width for the few
- * tiles that split). A runtime-picked split may shrink to fit the resident clusters; a split the
- * caller gave is kept or the workspace path runs. cluster_split_may: the checks that need no
- * device (ptxq_gemm_plan_for loads the kernel only past them). cluster_split returns 1 when
+/* The cluster split-K decision with the device (cluster_split_may's comment): returns 1 when
  * taken (p->args updated), else 0 and p unchanged. */
-static int cluster_split_may(const ptxq_gemm_desc *desc, const gemm_plan *p) {
-    const ptxq_gemm_args *g = &p->args;
-    return g->splits >= 2 && g->full == 0 && p->cluster == 1 &&
-           p->tile_n == PTXQ_GEMM_CSPLIT_TILE_N && !(desc->flags & PTXQ_GEMM_NO_CLUSTER_SPLIT) &&
-           ((g->flags >> PTXQ_GEMM_FLAG_GROUP_SHIFT) & 3u) == 0;
-}
-
 static int cluster_split(ptxq_context *ctx, const ptxq_gemm_desc *desc, gemm_plan *p,
                          const ptxq_loaded *k) {
     ptxq_gemm_args *g = &p->args;
