@@ -4,6 +4,7 @@
  * promoted accumulation for FP8) and the ratio.
  *
  *   ptxq bench gemm [--m M --n N --k K] [--scaling tensor|row|block|mx] [--tile-n 0|128|192]
+ *                   [--tile-m 0|128|192] (desc.tile_m: 192 = three consumer warpgroups)
  *                   [--store S[,S...]] (desc.store 0|1|-1: the first is the row's kernel, the
  *                   others are timed in the same process and shown in brackets)
  *                   [--rounds R] (R > 1: after the row, ours and cuBLASLt are timed back to back
@@ -11,7 +12,7 @@
  *                   median of the per-round ratios are printed: under the H100's clock swings one
  *                   library's spread between rounds reached 15%)
  *                   [--alt "K=V[,K=V..][;...]"] (more variants timed in the same process and
- *                   shown in brackets; keys store, split (desc.split_k), tile, cluster, pipe
+ *                   shown in brackets; keys store, split (desc.split_k), tile, tm (desc.tile_m), cluster, pipe
  *                   (PTXQ_GEMM_PIPE: off|p2|h2), mx (desc.mx_path: 1 promote, 2 dequantize),
  *                   pdl (0: PTXQ_GEMM_NO_PDL, 1: programmatic dependent launch),
  *                   csplit (0: PTXQ_GEMM_NO_CLUSTER_SPLIT, split-K through the workspace),
@@ -35,7 +36,7 @@
  *                   Measured on an H100: ours gains 0-1% from the pause, DeepGEMM's kernel 3-13%)
  *                   Each timing is sampled by NVML where the driver has it (bench_nvml.h): the
  *                   SM clock, power and whether the power cap held the clock down, per side.
- *   ptxq check gemm [--m M --n N --k K] [--scaling S] [--tile-n T] [--cluster C] [--ctas C] [--sample R] [--seed S]
+ *   ptxq check gemm [--m M --n N --k K] [--scaling S] [--tile-n T] [--tile-m 128|192] [--cluster C] [--ctas C] [--sample R] [--seed S]
  *                   [--store 0|1|-1]
  *                   [--a e4m3|e5m2|bf16] [--b e4m3|e5m2|bf16] [--out bf16|f16|f32] [--batch L]
  *                   [--mx-path 0|1|2] [--sa-mmajor 1] [--sa-kpitch P] [--sb-nmajor 1]
@@ -64,6 +65,7 @@
 #define PEAK_TFLOPS_BF16 989.0
 
 static int g_ctas;  /* --ctas: persistent grid cap (desc.ctas) */
+static int g_tile_m; /* --tile-m: desc.tile_m (0, 128 or 192) */
 static int g_split; /* --split-k: desc.split_k (0: the runtime's pick, with a workspace) */
 static unsigned g_flags; /* --pdl off: PTXQ_GEMM_NO_PDL */
 static int g_store[4], g_nstore = 1; /* --store: desc.store values, the first for the main row */
@@ -139,7 +141,7 @@ static double time_clocked(ptxq_dev *d, int (*fn)(void *), void *arg, int warmup
 /* --alt: variants of the row's call; a field at ALT_UNSET keeps the row's value */
 #define ALT_UNSET (-99)
 typedef struct alt_cfg {
-    int store, split, tile, cluster, mx, pdl, csplit;
+    int store, split, tile, cluster, mx, pdl, csplit, tm;
     char pipe[8];   /* "" keeps PTXQ_GEMM_PIPE as it is */
     char scales[8]; /* "warp": PTXQ_GEMM_SCALES=warp (BLOCK scales by the scale warp, not TMA) */
 } alt_cfg;
@@ -154,7 +156,7 @@ static int parse_alts(const char *spec) {
         if (g_nalt == 8) return -1;
         alt_cfg *a = &g_alt[g_nalt++];
         *a = (alt_cfg){ALT_UNSET, ALT_UNSET, ALT_UNSET, ALT_UNSET, ALT_UNSET, ALT_UNSET, ALT_UNSET,
-                       "", ""};
+                       ALT_UNSET, "", ""};
         char *s2 = NULL;
         for (char *kv = strtok_r(item, ",", &s2); kv; kv = strtok_r(NULL, ",", &s2)) {
             char *eq = strchr(kv, '=');
@@ -164,6 +166,7 @@ static int parse_alts(const char *spec) {
             if (!strcmp(kv, "store")) a->store = atoi(v);
             else if (!strcmp(kv, "split")) a->split = atoi(v);
             else if (!strcmp(kv, "tile")) a->tile = atoi(v);
+            else if (!strcmp(kv, "tm")) a->tm = atoi(v);
             else if (!strcmp(kv, "cluster")) a->cluster = atoi(v);
             else if (!strcmp(kv, "mx")) a->mx = atoi(v);
             else if (!strcmp(kv, "pdl")) a->pdl = atoi(v);
@@ -201,6 +204,7 @@ static void alt_apply(const alt_cfg *a, ptxq_gemm_desc *desc) {
     if (a->store != ALT_UNSET) desc->store = a->store;
     if (a->split != ALT_UNSET) desc->split_k = a->split;
     if (a->tile != ALT_UNSET) desc->tile_n = a->tile;
+    if (a->tm != ALT_UNSET) desc->tile_m = a->tm;
     if (a->cluster != ALT_UNSET) desc->cluster = a->cluster;
     if (a->mx != ALT_UNSET) desc->mx_path = (ptxq_gemm_mx_path)a->mx;
     if (a->pdl != ALT_UNSET) {
@@ -538,6 +542,7 @@ static int bench_one(ptxq_dev *d, cublaslt *L, int have_lt, int64_t M, int64_t N
     c.desc.group_m = group;
     c.desc.cluster = cluster;
     c.desc.ctas = g_ctas;
+    c.desc.tile_m = g_tile_m;
     c.a = ptxq_tensor_make(g_at, 2, (int64_t[]){M, K}, A);
     c.b = ptxq_tensor_make(g_bt, 2, (int64_t[]){N, K}, B);
     c.dd = ptxq_tensor_make(g_dt, 2, (int64_t[]){M, N}, D);
@@ -740,6 +745,7 @@ int bench_gemm_main(int argc, char **argv) {
     int group = (int)bench_opt_int(argc, argv, "--group", 0);
     int cluster = (int)bench_opt_int(argc, argv, "--cluster", 0);
     g_ctas = (int)bench_opt_int(argc, argv, "--ctas", 0);
+    g_tile_m = (int)bench_opt_int(argc, argv, "--tile-m", 0);
     g_split = (int)bench_opt_int(argc, argv, "--split-k", 0);
     {
         const char *pdl = bench_opt(argc, argv, "--pdl", "on");
@@ -793,7 +799,7 @@ int bench_gemm_main(int argc, char **argv) {
                "that pause, not back to back\n", flush_mib);
     }
     if (parse_alts(bench_opt(argc, argv, "--alt", ""))) {
-        fprintf(stderr, "--alt: at most 8 ';'-separated lists of store|split|tile|cluster|mx|pdl|pipe|scales=V\n");
+        fprintf(stderr, "--alt: at most 8 ';'-separated lists of store|split|tile|tm|cluster|mx|pdl|pipe|scales=V\n");
         return 2;
     }
     {
@@ -902,6 +908,7 @@ int check_gemm_main(int argc, char **argv) {
                   .K = bench_opt_int(argc, argv, "--k", 512),
                   .scaling = PTXQ_GEMM_SCALE_TENSOR,
                   .tile_n = (int)bench_opt_int(argc, argv, "--tile-n", 0),
+                  .tile_m = (int)bench_opt_int(argc, argv, "--tile-m", 0),
                   .sample_rows = (int)bench_opt_int(argc, argv, "--sample", 0),
                   .cluster = (int)bench_opt_int(argc, argv, "--cluster", 0),
                   .batch = (int)bench_opt_int(argc, argv, "--batch", 0),

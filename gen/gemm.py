@@ -186,6 +186,7 @@ CONSUMER_REGS = 232
 # n160 1.379-1.383 -> 1.335-1.340 M, row n128_ts 1.261 -> 1.151-1.153 M, row n160 unchanged; H200
 # 3-9% fewer on all four
 CONSUMER_REGS_NARROW = 192
+CONSUMER_REGS_M192 = 152       # three consumer warpgroups: 128 x 40 + 384 x 152 <= 64K
 MODES = ("tensor", "row", "block")
 MX_WIDTHS = (128,)             # mx: acc + one partial + 32 scale words fit at 128 columns
 MX_SCALE_BYTES = 2 * 2 * 4 * 128 * 4  # 2 warpgroups x 2 K-block parities x 4 k32 x 128 f32
@@ -204,6 +205,14 @@ PIPES = (("p2", (128,)), ("h2", (128, 160, 192)))
 # the TMA-store epilogue 1.33-1.37 M cycles against the _sm kernel's 1.05-1.07 M (H100, ncu at
 # locked clock, 4096x7168x16384, 2026-11-26), 1062-1103 TFLOPS against 1366-1369 at boost
 PIPE_SKIP = {("block", 192, "h2")}
+# M192_NOTE: three consumer warpgroups (cw = 3, suffix "_m192"): a 192 x 128 tile, each warpgroup
+# 64 x 128 with its own partial. With two, a warpgroup's promotion (its FFMAs / FADDs after the
+# chain's wait) must fit inside the other's chain or the tensor core idles; a microbenchmark of
+# the K loop alone (wgmma from shared memory, promotion each 128 of K, H100, 2026-11-26) ran two
+# warpgroups at 86-89% of the tensor peak for m64n128..n192 and three at 100% (two chains cover
+# one promotion). Registers: 128 x 40 + 384 x 152 (CONSUMER_REGS_M192), no spills at n128.
+# Built for E4M3 x E4M3 with the TMA store (BLOCK: scales by TMA), no split-K (src/gemm.c).
+M192_MODES = ("tensor", "row", "block")
 TS_WIDTHS = (128, 192)         # TMA-store epilogue variants: whole 64-column slabs only
 
 SLAB = 64 * 128                # one staging slab: 64 rows x 128 bytes (64 BF16 columns)
@@ -255,9 +264,15 @@ def arg_offsets():
     return struct_layout(ARGS)
 
 
-def staging_bytes(bn, ts):
-    """TMA-store staging: two consumer warpgroups x 64 rows x BN BF16 (0 without TMA store)"""
-    return 2 * 64 * bn * 2 if ts else 0
+def staging_bytes(bn, ts, cw=2):
+    """TMA-store staging: cw consumer warpgroups x 64 rows x BN BF16 (0 without TMA store)"""
+    return cw * 64 * bn * 2 if ts else 0
+
+
+def sm_sa(cw=2):
+    """sm kernels: bytes of a stage's A-scale box, 64 * cw rows x 4 K blocks of f32 (K-major; the
+    M-major box, 64 * cw rows x 1 K block, is a quarter of it)"""
+    return 16 * 64 * cw
 
 
 def staged_scales(mode, pipe):
@@ -266,13 +281,13 @@ def staged_scales(mode, pipe):
     return mode == "block" and not pipe
 
 
-def geometry(bn, ts=False, mx=False, sc=False, sm=False):
+def geometry(bn, ts=False, mx=False, sc=False, sm=False, cw=2):
     """(stage bytes, stages, dynamic shared memory). Layout: stages x stage, the TMA-store staging,
     (sm) an SM_SLOT of TMA-loaded scales per stage, full/empty barriers and the split-K flag, then
     (sc without sm) a SC_SLOT of staged scales per stage, then (mx) the MX scale buffers."""
-    stage = A_BYTES + bn * BK
-    stg = staging_bytes(bn, ts)
-    slot = SM_SLOT if sm else SC_SLOT if sc else 0
+    stage = 64 * cw * BK + bn * BK
+    stg = staging_bytes(bn, ts, cw)
+    slot = sm_sa(cw) + 128 if sm else SC_SLOT if sc else 0
     stages = min(8, (SMEM_LIMIT - 1024 - 256 - stg - (MX_SCALE_BYTES if mx else 0))
                  // (stage + slot))
     smem = 1024 + stages * stage + stg + 16 * stages + 16 + slot * stages  # + the split-K flag
@@ -281,9 +296,9 @@ def geometry(bn, ts=False, mx=False, sc=False, sm=False):
     return stage, stages, smem
 
 
-def kernel_name(mode, bn, cluster=1, pipe="", ab=("e4m3", "e4m3"), ts=False, sm=False):
-    return (f"gemm_{ab[0]}_{ab[1]}_{mode}_n{bn}{pipe}" + ("_ts" if ts else "") +
-            ("_sm" if sm else "") + ("_c2" if cluster == 2 else ""))
+def kernel_name(mode, bn, cluster=1, pipe="", ab=("e4m3", "e4m3"), ts=False, sm=False, cw=2):
+    return (f"gemm_{ab[0]}_{ab[1]}_{mode}" + (f"_m{64 * cw}" if cw != 2 else "") + f"_n{bn}{pipe}" +
+            ("_ts" if ts else "") + ("_sm" if sm else "") + ("_c2" if cluster == 2 else ""))
 
 
 def default_pipe(mode, bn):
@@ -337,6 +352,17 @@ def variants():
                              "tile_n": bn, "tile_k": BK, "stages": stages, "stage_bytes": stage,
                              "smem": smem, "threads": THREADS, "cluster": cl, "store": "tma"}))
     res.append(("gemm_mx_dequant", {"kind": "mx_dequant", "threads": DQ_THREADS}))
+    # M192: three consumer warpgroups, tile 192 x 128, TMA store (BLOCK: scales by TMA)
+    for mode in M192_MODES:
+        for cl in CLUSTERS:
+            sm = mode == "block"
+            stage, stages, smem = geometry(128, True, False, sm, sm, 3)
+            prm = {"mode": mode, "a_type": "e4m3", "b_type": "e4m3", "tile_m": 192, "tile_n": 128,
+                   "tile_k": BK, "stages": stages, "stage_bytes": stage, "smem": smem,
+                   "threads": 512, "cluster": cl, "store": "tma", "cw": 3}
+            if sm:
+                prm["scales"] = "tma"
+            res.append((kernel_name(mode, 128, cl, "", ("e4m3", "e4m3"), True, sm, 3), prm))
     ab = ("e4m3", "e4m3")
     for mode in MODES + ("mx",):
         for bn in (TS_WIDTHS if mode != "mx" else MX_WIDTHS):
@@ -369,6 +395,13 @@ class G:
         # straight into the accumulator (consumer: direct)
         self.direct = self.ab[0] == "bf16"
         self.ts = p.get("store") == "tma"
+        # cw consumer warpgroups of 64 rows each: the tile is 64 * cw rows (M192_NOTE)
+        self.cw = p.get("cw", 2)
+        self.bm = 64 * self.cw
+        self.threads = 128 * (self.cw + 1)
+        self.a_bytes = self.bm * BK
+        self.sm_sa = sm_sa(self.cw)
+        self.sm_slot = self.sm_sa + 128
         # early: the plain FP8 consumer waits for K block kb+1's slot while chain kb runs
         # (next_slot_early); BLOCK with its scales by TMA too (the "_sm" kernels) since the
         # descriptors are uniform; BLOCK's scale-warp kernels, MX and BF16 keep the wait after the chain
@@ -378,7 +411,7 @@ class G:
         # sm: the staged BLOCK scales come by TMA with the operands (no scale warp)
         self.sm = self.sc and p.get("scales") == "tma"
         self.stage, self.stages, self.smem = geometry(self.bn, self.ts, self.mode == "mx", self.sc,
-                                                      self.sm)
+                                                      self.sm, self.cw)
         self.off, self.argsize = arg_offsets()
         # idle: a consumer warpgroup whose 64 rows all lie past the row limit runs idle_kloop.
         # NOTE: not in the MX promote kernels (ptxas spills 16 bytes with it) nor in the plain
@@ -387,7 +420,7 @@ class G:
         # is unchanged
         self.idle = self.mode != "mx" and not (self.early and self.cl == 1 and not self.ts)
         # csplit: split-K may be summed across a cluster (cluster_split_reduce; CS_TILE_N)
-        self.csplit = self.cl == 1 and self.bn == CS_TILE_N
+        self.csplit = self.cl == 1 and self.bn == CS_TILE_N and self.cw == 2
 
     def arg(self, name):
         return load_arg(self.k, self.off, name)
@@ -410,7 +443,8 @@ class G:
         waits for its peer before leaving, as multicast writes land in both CTAs)."""
         k = self.k
         k.label("C_EPILOGUE")
-        self.split_k_reduce(acc, tile)
+        if self.cw == 2:
+            self.split_k_reduce(acc, tile)
         k.comment("this tile's batch decisions again (cheaper than keeping them live through the K loop)")
         lab = k.fresh("EPI_BATCH")
         k("mov.u32 %t_bat_c, 0")
@@ -767,10 +801,10 @@ class G:
         k(f"sub.u32 {mt}, {loc}, {mt}")
         k(f"add.u32 {mt}, {mt}, {first}")
         if self.cl == 1:
-            k(f"mul.lo.u32 {m0}, {mt}, {BM}")
+            k(f"mul.lo.u32 {m0}, {mt}, {self.bm}")
         else:
-            k.comment(f"cluster tile: {self.cl * BM} rows; this CTA takes rows rank * {BM} of it")
-            k(f"mad.lo.u32 {m0}, {mt}, {self.cl * BM}, %m_rank_off")
+            k.comment(f"cluster tile: {self.cl * self.bm} rows; this CTA takes rows rank * {self.bm} of it")
+            k(f"mad.lo.u32 {m0}, {mt}, {self.cl * self.bm}, %m_rank_off")
         k(f"mul.lo.u32 {n0}, {nt}, {self.bn}")
         return self.tile_select(bat, m0, tag)
 
@@ -826,14 +860,14 @@ class G:
         ring.reset()
         tx = self.stage
         if self.sm:
-            k.comment("scale boxes per stage (scmode): A 2048 B K-major / 512 B M-major, B 32 B; the\n"
+            k.comment(f"scale boxes per stage (scmode): A {self.sm_sa} B K-major / {self.sm_sa // 4} B M-major, B 32 B; the\n"
                       "slot's expect_tx counts them with the operands")
             for bit, nm in ((SC_A_KMAJOR, "akmaj"), (SC_B_NMAJOR, "bnmaj"), (SC_A_BATCH, "abat"),
                             (SC_B_BATCH, "bbat")):
                 k(f"and.b32 {k.reg('.b32', 'q_t')}, %a_scmode, {bit}")
                 k(f"setp.ne.u32 {k.reg('.pred', 'q_' + nm)}, %q_t, 0")
             tx = k.reg(".b32", "q_tx")
-            k(f"selp.u32 {tx}, {self.stage + 2048}, {self.stage + 512}, %q_akmaj")
+            k(f"selp.u32 {tx}, {self.stage + self.sm_sa}, {self.stage + self.sm_sa // 4}, %q_akmaj")
             k(f"add.u32 {tx}, {tx}, 32")
         k(f"mov.u32 {tile}, %first_tile")
         k.label("P_TILE")
@@ -851,7 +885,7 @@ class G:
         k(f"@{pdone} bra.uni P_NEXT")
         if self.cl == 1:
             k.comment("stage: wait until the consumers freed the slot (parity phase^1: a fresh barrier\n"
-                      "passes), announce the bytes, then one A box (128 rows) and one B box (BN rows)")
+                      f"passes), announce the bytes, then one A box ({self.bm} rows) and one B box (BN rows)")
         else:
             k.comment("stage: wait until the consumers of BOTH CTAs freed the slot (our B half lands in\n"
                       "the peer too), announce the whole stage (A + both B halves), load A, and multicast\n"
@@ -871,7 +905,7 @@ class G:
                 k.comment("one GEMM: 2-D maps {K, rows}")
             sm90.tma_load(k, ring.addr, "%tmap_a_g", (kc, m0) + batch_a, ring.full)
             if self.cl == 1:
-                k(f"add.u32 {b}, {ring.addr}, {A_BYTES}")
+                k(f"add.u32 {b}, {ring.addr}, {self.a_bytes}")
                 sm90.tma_load(k, b, "%tmap_b_g", (kc, n0) + batch_b, ring.full)
             else:
                 nh = k.reg(".b32", "p_n_half")
@@ -914,12 +948,12 @@ class G:
         """shared offset of the staged BLOCK scales: SM_SLOT per stage before the barriers (sm:
         TMA destinations, 128-byte aligned), else SC_SLOT per stage after them"""
         if self.sm:
-            return self.stages * self.stage + staging_bytes(self.bn, self.ts)
-        return self.stages * self.stage + staging_bytes(self.bn, self.ts) + 16 * self.stages + 16
+            return self.stages * self.stage + staging_bytes(self.bn, self.ts, self.cw)
+        return self.stages * self.stage + staging_bytes(self.bn, self.ts, self.cw) + 16 * self.stages + 16
 
     def bars_offset(self):
-        return self.stages * self.stage + staging_bytes(self.bn, self.ts) + (
-            SM_SLOT * self.stages if self.sm else 0)
+        return self.stages * self.stage + staging_bytes(self.bn, self.ts, self.cw) + (
+            self.sm_slot * self.stages if self.sm else 0)
 
     def scale_tma(self, ring, kc, m0, n0, bat, bb):
         """sm producer: this K block's scale boxes into the slot's SM_SLOT, on its full barrier.
@@ -927,11 +961,11 @@ class G:
         third coordinate is the batch where the scales have one (scmode bits)."""
         k = self.k
         kbs, c0, c1, c2, dst = (k.reg(".b32", f"q_{n}") for n in ("kb", "c0", "c1", "c2", "dst"))
-        k.comment("the K block's scales: A's 128 rows and B's two 128-column blocks, by TMA onto the\n"
+        k.comment(f"the K block's scales: A's {self.bm} rows and B's two 128-column blocks, by TMA onto the\n"
                   "same full barrier (their bytes are in the slot's expect_tx)")
         k(f"shr.u32 {kbs}, {kc}, 7")
         k(f"and.b32 {k.reg('.b32', 'q_kb4')}, {kbs}, -4")
-        k(f"mad.lo.u32 {dst}, {ring.slot}, {SM_SLOT}, %smem")
+        k(f"mad.lo.u32 {dst}, {ring.slot}, {self.sm_slot}, %smem")
         k(f"add.u32 {dst}, {dst}, {self.sc_base()}")
         k.comment("A: (kb & ~3, m0) K-major, (m0, kb) M-major; B: (kb & ~3, nb0) K-major, (nb0 & ~3, kb)\n"
                   "N-major (16-byte aligned box starts)")
@@ -939,7 +973,7 @@ class G:
         k(f"selp.u32 {c1}, {m0}, {kbs}, %q_akmaj")
         k(f"selp.u32 {c2}, {bat}, 0, %q_abat")
         sm90.tma_load(k, dst, "%tmap_sa_g", (c0, c1, c2), ring.full)
-        k(f"add.u32 {dst}, {dst}, {SM_SA}")
+        k(f"add.u32 {dst}, {dst}, {self.sm_sa}")
         k(f"shr.u32 {c2}, {n0}, 7")
         k(f"and.b32 {c1}, {c2}, -4")
         k(f"selp.u32 {c0}, {c1}, %q_kb4, %q_bnmaj")
@@ -1089,6 +1123,8 @@ class G:
     def consumer_regs(self):
         """The consumers' setmaxnreg: CONSUMER_REGS_NARROW for the plain FP8 consumer at tile_n
         <= 160 without a cluster (see the NOTE at CONSUMER_REGS), else CONSUMER_REGS."""
+        if self.cw == 3:
+            return CONSUMER_REGS_M192
         narrow = (self.bn <= 160 and self.cl == 1 and not self.pipe and not self.direct
                   and self.mode in MODES)
         return CONSUMER_REGS_NARROW if narrow else CONSUMER_REGS
@@ -1123,7 +1159,7 @@ class G:
         da0, db0, t32 = k.reg(".b64", "desc_a0"), k.reg(".b64", "desc_b0"), k.reg(".b32", "t_addr")
         k(f"mad.lo.u32 {t32}, {cwg}, {64 * BK}, %smem")
         sm90.smem_desc(k, da0, t32)
-        k(f"add.u32 {t32}, %smem, {A_BYTES}")
+        k(f"add.u32 {t32}, %smem, {self.a_bytes}")
         sm90.smem_desc(k, db0, t32)
 
         s_ab = k.reg(".f32", "s_ab") if self.mode == "tensor" else None
@@ -1498,7 +1534,7 @@ class G:
             k(f"and.b32 {t}, {t}, 12")
             k(f"selp.u32 {t}, {t}, 0, {pk}")
             k(f"add.u32 {k.reg('.b32', 'sc_sb')}, %smem, {t}")
-            k(f"add.u32 %sc_sb, %sc_sb, {self.sc_base() + SM_SA}")
+            k(f"add.u32 %sc_sb, %sc_sb, {self.sc_base() + self.sm_sa}")
             k(f"selp.u32 {t}, 4, 16, {pk}")
             k(f"add.u32 {k.reg('.b32', 'sc_sb1')}, %sc_sb, {t}")
             k(f"and.b32 {k.reg('.b32', 'n_res')}, {n0}, 127")
@@ -1595,7 +1631,7 @@ class G:
         k(f"add.u32 {e}, %kb0_c, {kb}")
         k(f"and.b32 {e}, {e}, 3")
         k(f"shl.b32 {e}, {e}, 2")
-        k(f"mul.lo.u32 {so}, {ring.slot}, {SM_SLOT}")
+        k(f"mul.lo.u32 {so}, {ring.slot}, {self.sm_slot}")
         k(f"and.b32 {t}, {e}, %sc_amask")
         k(f"add.u32 {t}, {t}, {so}")
         k(f"add.u32 {p}, {t}, %sc_row")
@@ -1859,7 +1895,7 @@ class G:
 
         # fast path: general bit clear and the tile wholly inside D
         pin, tt = k.reg(".pred", "p_interior"), k.reg(".b32", "t_in")
-        k(f"add.u32 {tt}, {m0}, {BM}")
+        k(f"add.u32 {tt}, {m0}, {self.bm}")
         k(f"setp.le.u32 {pin}, {tt}, %mlim_c")
         k(f"add.u32 {tt}, {n0}, {bn}")
         k(f"setp.le.and.u32 {pin}, {tt}, %a_n, {pin}")
@@ -2100,20 +2136,20 @@ class G:
             rank = k.reg(".b32", "cta_rank")
             k(f"mov.u32 {rank}, %cluster_ctarank")
             k(f"xor.b32 {k.reg('.b32', 'peer_rank')}, {rank}, 1")
-            k(f"mul.lo.u32 {k.reg('.b32', 'm_rank_off')}, {rank}, {BM}")
+            k(f"mul.lo.u32 {k.reg('.b32', 'm_rank_off')}, {rank}, {self.bm}")
             k(f"mul.lo.u32 {k.reg('.b32', 'n_rank_off')}, {rank}, {self.bn // 2}")
-            k(f"mad.lo.u32 {k.reg('.b32', 'b_half_off')}, {rank}, {self.bn // 2 * BK}, {A_BYTES}")
+            k(f"mad.lo.u32 {k.reg('.b32', 'b_half_off')}, {rank}, {self.bn // 2 * BK}, {self.a_bytes}")
             k(f"mov.b16 {k.reg('.b16', 'cta_mask')}, 3")
         lead = k.reg(".pred", "p_leader")
         k(f"setp.eq.u32 {lead}, {tid}, 0")
         smem = k.reg(".b32", "smem")
         sm90.smem_base_1024(k, smem)
         bars = k.reg(".b32", "bars")
-        stg = staging_bytes(self.bn, self.ts)
-        k.comment(f"layout: {self.stages} stages x [A 128 x 128 B | B {self.bn} x 128 B] "
+        stg = staging_bytes(self.bn, self.ts, self.cw)
+        k.comment(f"layout: {self.stages} stages x [A {self.bm} x 128 B | B {self.bn} x 128 B] "
                   f"({self.stage} B each), "
-                  + (f"the D staging (2 x 64 x {self.bn} BF16 = {stg} B), " if stg else "")
-                  + (f"{self.stages} x {SM_SLOT} B of TMA-loaded BLOCK scales, " if self.sm else "")
+                  + (f"the D staging ({self.cw} x 64 x {self.bn} BF16 = {stg} B), " if stg else "")
+                  + (f"{self.stages} x {self.sm_slot} B of TMA-loaded BLOCK scales, " if self.sm else "")
                   + f"then full[{self.stages}], empty[{self.stages}] barriers")
         k(f"add.u32 {bars}, {smem}, {self.bars_offset()}")
         ring = sm90.Ring(k, self.stages, self.stage, smem, bars, "ring")
@@ -2125,7 +2161,8 @@ class G:
         if self.sm:
             k(f"@{lead} prefetch.tensormap [%tmap_sa_g]")
             k(f"@{lead} prefetch.tensormap [%tmap_sb_g]")
-        ring.init_barriers_warps(tid, THREADS // 32, 8 * self.cl, 33 if self.sc and not self.sm else 1)
+        ring.init_barriers_warps(tid, self.threads // 32, 4 * self.cw * self.cl,
+                                 33 if self.sc and not self.sm else 1)
         k.comment("the PDL wait comes after the role branch (pdl_wait): nothing before it reads global memory")
         if self.cl == 1:
             k("bar.sync 0")
@@ -2156,10 +2193,10 @@ class G:
         if self.sm:
             params += [".param .align 64 .b8 tmap_sa[128]", ".param .align 64 .b8 tmap_sb[128]"]
         params.append(f".param .align 8 .b8 args[{self.argsize}]")
-        directives = [f".maxntid {THREADS}, 1, 1", ".minnctapersm 1"]
+        directives = [f".maxntid {self.threads}, 1, 1", ".minnctapersm 1"]
         if self.cl > 1:
             directives.append(f".reqnctapercluster {self.cl}, 1, 1")
-        hdr = header(GENERATOR, k.name, "gemm", THREADS, self.smem, self.p)
+        hdr = header(GENERATOR, k.name, "gemm", self.threads, self.smem, self.p)
         text = k.render(hdr, self.target, params, directives)
         decl = ".extern .shared .align 1024 .b8 dsmem[];\n\n"
         return text.replace(".visible .entry", decl + ".visible .entry", 1)

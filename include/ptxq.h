@@ -458,7 +458,9 @@ ptxq_status ptxq_gemv(ptxq_context *ctx, const ptxq_gemv_desc *desc, const ptxq_
  * operands: exact products summed in FP32 inside the tensor core over all of K (no promotion).
  * Kernels: a persistent, warp-specialised CTA (one TMA producer warpgroup, two wgmma consumer
  * warpgroups) per 128 x tile_n output tile, tile_n 128, 160 or 192 (MX: 128; BF16 also 256),
- * optionally in
+ * or, asked for by desc.tile_m = 192, three consumer warpgroups per 192 x 128 tile (E4M3 x E4M3,
+ * TENSOR / ROW / BLOCK, TMA store, no split-K; never the runtime's own pick: measured slower,
+ * bench/RESULTS.md, thirtieth session), optionally in
  * clusters of two CTAs along M that multicast B (desc fields at 0: the runtime picks). Plain BF16
  * output without C, bias or groups, with 16-byte aligned rows, is written by TMA stores from a
  * shared-memory staging tile (desc.store; the consumers go on to the next tile meanwhile); other
@@ -522,6 +524,9 @@ typedef struct ptxq_gemm_desc {
     const ptxq_tensor *a_scale; /* see the table above; device data */
     const ptxq_tensor *b_scale;
     int tile_n;                 /* 0 = chosen by the runtime, else 128, 160 or 192 (BF16: or 256) */
+    int tile_m;                 /* 0 = chosen by the runtime (128), else 128, or 192: three
+                                   consumer warpgroups of 64 rows (E4M3 x E4M3, TENSOR / ROW /
+                                   BLOCK, tile_n 128, the TMA-store epilogue, no split-K) */
     int group_m;                /* grouped rasterization: M tiles per group (0 = default, 8) */
     int cluster;                /* 0 = chosen by the runtime; 1; 2 = CTA pairs along M that share
                                    each B tile through TMA multicast (less L2 traffic) */
@@ -577,6 +582,7 @@ ptxq_status ptxq_gemm_kernel_for(const ptxq_gemm_desc *desc, const ptxq_tensor *
 typedef struct ptxq_gemm_plan {
     char kernel[64];
     int tile_n, cluster;
+    int tile_m;              /* output tile rows: 128, or 192 ("_m192" kernels) */
     int store;               /* 1: TMA-store epilogue (kernel name has "_ts") */
     int splits;              /* split-K ranges per split tile (1: none) */
     unsigned grid;           /* persistent CTAs */

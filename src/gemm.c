@@ -21,6 +21,7 @@ typedef struct gemm_plan {
     int64_t L, Lb;     /* batches of A (and D, C), of B */
     int64_t esz;       /* bytes per A / B element: 1 (FP8) or 2 (BF16); TMA and K blocks count bytes */
     int tile_n, group, cluster, ctas;
+    int tile_m;        /* 128 (two consumer warpgroups) or 192 (three: "_m192" kernels) */
     ptxq_gemm_args args;
     uint64_t a_data, b_data;
     uint64_t lda, ldb, a_bs, b_bs; /* row and batch pitches in bytes */
@@ -439,6 +440,10 @@ static int plan_gemm(const ptxq_gemm_desc *desc, const ptxq_tensor *a, const ptx
     /* 3-D tensor maps only for batches and groups (one GEMM keeps the 2-D TMA of before) */
     p->maps3d = p->L > 1 || b->rank == 3;
     if (p->maps3d) flags |= PTXQ_GEMM_FLAG_MAPS3D;
+    p->tile_m = desc->tile_m ? desc->tile_m : PTXQ_GEMM_TILE_M;
+    if (p->tile_m != PTXQ_GEMM_TILE_M && p->tile_m != 192)
+        return ptxq_fail(PTXQ_ERR_INVALID_ARGUMENT, "gemm: tile_m %d; 0, 128 or 192 expected",
+                         desc->tile_m);
     g->flags = flags;
     float alpha = desc->alpha == 0.0f ? 1.0f : desc->alpha, beta = desc->beta;
     memcpy(&g->alpha, &alpha, 4);
@@ -504,8 +509,9 @@ static int plan_gemm(const ptxq_gemm_desc *desc, const ptxq_tensor *a, const ptx
         g->sbk = (uint64_t)sb.stride[1];
         {
             /* the TMA layouts of the scales ("_sm" kernels), else the scale warp's any strides */
-            int ka = scale_map(sa0->data, p->M, nkb, sa.stride[0], sa.stride[1], sa_bs, p->L, 128,
-                               128, p->sc_dims[0], p->sc_strides[0], p->sc_box[0]);
+            int ka = scale_map(sa0->data, p->M, nkb, sa.stride[0], sa.stride[1], sa_bs, p->L,
+                               (cuuint32_t)p->tile_m, (cuuint32_t)p->tile_m, p->sc_dims[0],
+                               p->sc_strides[0], p->sc_box[0]);
             int kb_ = scale_map(sb0->data, nbn, nkb, sb.stride[0], sb.stride[1], sb_bs, p->Lb, 2, 8,
                                 p->sc_dims[1], p->sc_strides[1], p->sc_box[1]);
             const char *e = getenv("PTXQ_GEMM_SCALES");
@@ -554,6 +560,7 @@ static int plan_gemm(const ptxq_gemm_desc *desc, const ptxq_tensor *a, const ptx
     int blk = desc->scaling == PTXQ_GEMM_SCALE_BLOCK;
     p->tile_n = desc->tile_n ? desc->tile_n
                 : desc->scaling == PTXQ_GEMM_SCALE_MX ? 128 /* the width built (gen/gemm.py) */
+                : p->tile_m != PTXQ_GEMM_TILE_M ? 128 /* the "_m192" width */
                 : (blk && !ts && !pipe_off())
                     ? 128 : pick_tile_n(p->M * p->L, p->N, sms > 0 ? sms : 132, ts, blk);
     if (p->tile_n != 128 && p->tile_n != 160 && p->tile_n != 192 && !(bf16 && p->tile_n == 256))
@@ -566,7 +573,7 @@ static int plan_gemm(const ptxq_gemm_desc *desc, const ptxq_tensor *a, const ptx
     if (p->group < 1 || p->group > 1 << 16)
         return ptxq_fail(PTXQ_ERR_INVALID_ARGUMENT, "gemm: group_m %d out of range", desc->group_m);
     /* clusters of two along M pay off once there are two M tiles and a full wave of tiles */
-    int64_t tm1 = ceil_div(p->M, PTXQ_GEMM_TILE_M), tn = ceil_div(p->N, p->tile_n);
+    int64_t tm1 = ceil_div(p->M, p->tile_m), tn = ceil_div(p->N, p->tile_n);
     /* measured on an H200 (8192^3): TENSOR/ROW 1290 vs 1258 TFLOPS with pairs; BLOCK
      * (4096x7168x16384) was faster without them (1030 vs 924). Re-measured for BLOCK on an H100
      * with staged scales, the TMA store and the tail split (2026-11-23, same process): 1292 vs
@@ -587,7 +594,7 @@ static int plan_gemm(const ptxq_gemm_desc *desc, const ptxq_tensor *a, const ptx
     if (desc->store < -1 || desc->store > 1)
         return ptxq_fail(PTXQ_ERR_INVALID_ARGUMENT, "gemm: store %d; 0 (auto), 1 or -1", desc->store);
 
-    int64_t tm = ceil_div(p->M, (int64_t)PTXQ_GEMM_TILE_M * p->cluster);
+    int64_t tm = ceil_div(p->M, (int64_t)p->tile_m * p->cluster);
     if (tm * tn * p->L >= ((int64_t)1 << 31))
         return ptxq_fail(PTXQ_ERR_SHAPE, "gemm: too many output tiles");
 
@@ -595,15 +602,18 @@ static int plan_gemm(const ptxq_gemm_desc *desc, const ptxq_tensor *a, const ptx
     int splits = desc->split_k;
     if (splits < 0 || splits > 64)
         return ptxq_fail(PTXQ_ERR_INVALID_ARGUMENT, "gemm: split_k %d; 0..64 expected", desc->split_k);
+    if (p->tile_m != PTXQ_GEMM_TILE_M && splits > 1)
+        return ptxq_fail(PTXQ_ERR_INVALID_ARGUMENT, "gemm: tile_m 192 runs without split-K");
     if (splits == 0)
-        splits = pick_splits(tm * tn * p->L * p->cluster, nkb, sms > 0 ? sms : 132);
+        splits = p->tile_m != PTXQ_GEMM_TILE_M ? 1 : pick_splits(tm * tn * p->L * p->cluster, nkb,
+                                                                  sms > 0 ? sms : 132);
     if (splits > 1 && nkb < splits) splits = (int)(nkb > 1 ? nkb : 1);
     int64_t kbs = splits > 1 ? ceil_div(nkb, splits) : (nkb > 0 ? nkb : 1);
     if (splits > 1) splits = (int)ceil_div(nkb, kbs); /* no empty split */
     if (splits > 1) split_workspace(p, tm * tn * p->L, splits);
     if (splits <= 1) p->cnt_off = p->ws_bytes = 0;
     int64_t full = 0; /* leading whole-tile units (tail split) */
-    if (desc->split_k == 0 && splits <= 1) {
+    if (desc->split_k == 0 && splits <= 1 && p->tile_m == PTXQ_GEMM_TILE_M) {
         int64_t slots = sms > 0 ? sms : 132;
         if (p->ctas > 0 && p->ctas < slots) slots = p->ctas;
         int s2 = pick_tail_split(tm * tn * p->L, nkb, slots / p->cluster);
@@ -641,7 +651,7 @@ static int plan_gemm(const ptxq_gemm_desc *desc, const ptxq_tensor *a, const ptx
     g->nbn = (uint32_t)nbn;
     g->b_batched = gm != PTXQ_GEMM_GROUP_CONTIGUOUS && b->rank == 3;
 
-    const char *pipe = pick_pipe(desc->scaling, p->tile_n, e4, bf16);
+    const char *pipe = p->tile_m != PTXQ_GEMM_TILE_M ? "" : pick_pipe(desc->scaling, p->tile_n, e4, bf16);
     /* TMA store wherever allowed. Measured on an H100 (bench gemm --store 1,-1, same process):
      * TENSOR / ROW 8192^3 1417 / 1415 TFLOPS vs 1319 / 1250 direct; BLOCK 4096 x 7168 x 16384 at
      * 192 1081 vs 885 direct; DeepSeek-V3 shapes with K <= 7168 +1% to +88% (4096 x 32768 x 512:
@@ -654,8 +664,20 @@ static int plan_gemm(const ptxq_gemm_desc *desc, const ptxq_tensor *a, const ptx
     /* BLOCK's plain consumer (pipe "") has the "_sm" twin; the pipelined ones load their scales
      * from global memory themselves */
     p->sm = p->sm && desc->scaling == PTXQ_GEMM_SCALE_BLOCK && !*pipe;
-    snprintf(p->kernel, sizeof p->kernel, "gemm_%s_%s_%s_n%d%s%s%s%s", an, bname, sname,
-             p->tile_n, pipe, p->store ? "_ts" : "", p->sm ? "_sm" : "", p->cluster == 2 ? "_c2" : "");
+    if (p->tile_m != PTXQ_GEMM_TILE_M) {
+        /* the "_m192" kernels (gen/gemm.py M192_MODES): E4M3 x E4M3, tile_n 128, the TMA-store
+         * epilogue (plain BF16 D), BLOCK with its scales by TMA; no split-K (above) */
+        p->store = store_d && desc->store >= 0;
+        if (!e4 || mx || bf16 || p->tile_n != 128 || !p->store ||
+            (desc->scaling == PTXQ_GEMM_SCALE_BLOCK && !p->sm))
+            return ptxq_fail(PTXQ_ERR_INVALID_ARGUMENT,
+                             "gemm: tile_m 192 needs E4M3 x E4M3, tile_n 128, the TMA-store epilogue "
+                             "(BF16 D without c, bias or grouping, 16-byte aligned rows) and, for "
+                             "BLOCK, scales TMA can read");
+    }
+    snprintf(p->kernel, sizeof p->kernel, "gemm_%s_%s_%s%s_n%d%s%s%s%s", an, bname, sname,
+             p->tile_m != PTXQ_GEMM_TILE_M ? "_m192" : "", p->tile_n, pipe, p->store ? "_ts" : "",
+             p->sm ? "_sm" : "", p->cluster == 2 ? "_c2" : "");
     p->a_data = a->data;
     p->b_data = b->data;
     return PTXQ_OK;
@@ -953,6 +975,7 @@ ptxq_status ptxq_gemm_plan_for(ptxq_context *ctx, const ptxq_gemm_desc *desc, co
     }
     snprintf(plan->kernel, sizeof plan->kernel, "%s", p.kernel);
     plan->tile_n = p.tile_n;
+    plan->tile_m = p.tile_m;
     plan->cluster = p.cluster;
     plan->store = p.store;
     plan->splits = (int)p.args.splits;
@@ -990,7 +1013,7 @@ ptxq_status ptxq_gemm(ptxq_context *ctx, const ptxq_gemm_desc *desc, const ptxq_
     cuuint64_t db[3] = {kdim, (cuuint64_t)p.N, (cuuint64_t)(p.Lb > 0 ? p.Lb : 1)};
     cuuint64_t sa[2] = {p.lda, p.a_bs}, sb[2] = {p.ldb, p.b_bs};
     /* with clusters of two, each CTA loads half of the B tile and multicasts it to both */
-    cuuint32_t ba[3] = {128, PTXQ_GEMM_TILE_M, 1}, bb[3] = {128, (cuuint32_t)(p.tile_n / p.cluster), 1};
+    cuuint32_t ba[3] = {128, (cuuint32_t)p.tile_m, 1}, bb[3] = {128, (cuuint32_t)(p.tile_n / p.cluster), 1};
     unsigned rank = p.maps3d ? 3u : 2u;
     if ((st = ptxq_tmap_get(ctx, CU_TENSOR_MAP_DATA_TYPE_UINT8, rank, p.a_data, da, sa, ba,
                             CU_TENSOR_MAP_SWIZZLE_128B, &ma)))
@@ -1046,7 +1069,9 @@ ptxq_status ptxq_gemm(ptxq_context *ctx, const ptxq_gemm_desc *desc, const ptxq_
     /* the kernel's own shared-memory size (gen/gemm.py geometry, recorded in the registry); PDL
      * unless NO_PDL (the kernel waits for its predecessor before any global access) */
     unsigned lf = desc->flags & PTXQ_GEMM_NO_PDL ? 0u : PTXQ_LAUNCH_PDL;
-    if ((st = ptxq_launch_ex(ctx, k, grid, PTXQ_GEMM_THREADS, k->entry->dynamic_smem, stream,
+    /* one producer warpgroup and tile_m / 64 consumer warpgroups */
+    unsigned threads = (unsigned)(128 + 2 * p.tile_m);
+    if ((st = ptxq_launch_ex(ctx, k, grid, threads, k->entry->dynamic_smem, stream,
                              p.sm ? (p.store ? params6 : params5) : p.store ? params4 : params3, lf,
                              csplit ? p.args.splits : 1u)))
         return st;

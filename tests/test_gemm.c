@@ -271,6 +271,58 @@ static void test_kernel_names_exist(void **state) {
     assert_string_equal(name, "gemm_e5m2_e4m3_block_n128p2");
 }
 
+/* desc.tile_m = 192: the three-warpgroup kernels ("_m192", embedded), and the calls they refuse. */
+static void test_validate_m192(void **state) {
+    (void)state;
+    char name[64];
+    vcase v;
+    vcase_make(&v, PTXQ_GEMM_SCALE_TENSOR, 8192, 8192, 8192);
+    v.desc.tile_m = 192;
+    assert_int_equal(ptxq_gemm_kernel_for(&v.desc, &v.a, &v.b, &v.d, name, sizeof name), PTXQ_OK);
+    assert_string_equal(name, "gemm_e4m3_e4m3_tensor_m192_n128_ts_c2");
+    assert_true(has_kernel(name));
+    vcase_make(&v, PTXQ_GEMM_SCALE_ROW, 1000, 1000, 512);
+    v.desc.tile_m = 192;
+    v.desc.cluster = 1;
+    assert_int_equal(ptxq_gemm_kernel_for(&v.desc, &v.a, &v.b, &v.d, name, sizeof name), PTXQ_OK);
+    assert_string_equal(name, "gemm_e4m3_e4m3_row_m192_n128_ts");
+    assert_true(has_kernel(name));
+    vcase_make(&v, PTXQ_GEMM_SCALE_BLOCK, 4096, 7168, 1024);
+    v.desc.tile_m = 192;
+    assert_int_equal(ptxq_gemm_kernel_for(&v.desc, &v.a, &v.b, &v.d, name, sizeof name), PTXQ_OK);
+    assert_string_equal(name, "gemm_e4m3_e4m3_block_m192_n128_ts_sm");
+    assert_true(has_kernel(name));
+    v.desc.cluster = 2;
+    assert_int_equal(ptxq_gemm_kernel_for(&v.desc, &v.a, &v.b, &v.d, name, sizeof name), PTXQ_OK);
+    assert_true(has_kernel(name));
+    v.desc.cluster = 0;
+    v.sa.data += 4; /* no TMA layout for A's scales: only the scale warp's kernels read them */
+    assert_int_equal(vrun(&v), PTXQ_ERR_INVALID_ARGUMENT);
+    v.sa.data -= 4;
+    v.desc.split_k = 2;
+    assert_int_equal(vrun(&v), PTXQ_ERR_INVALID_ARGUMENT);
+    v.desc.split_k = 1;
+    assert_int_equal(vrun(&v), PTXQ_OK);
+    v.desc.tile_n = 192;
+    assert_int_equal(vrun(&v), PTXQ_ERR_INVALID_ARGUMENT);
+    v.desc.tile_n = 0;
+    v.desc.store = -1;
+    assert_int_equal(vrun(&v), PTXQ_ERR_INVALID_ARGUMENT);
+    v.desc.store = 0;
+    v.d.dtype = PTXQ_F32; /* the general epilogue: no TMA store */
+    assert_int_equal(vrun(&v), PTXQ_ERR_INVALID_ARGUMENT);
+    v.d.dtype = PTXQ_BF16;
+    v.a.dtype = PTXQ_E5M2;
+    assert_int_equal(vrun(&v), PTXQ_ERR_INVALID_ARGUMENT);
+    v.a.dtype = PTXQ_E4M3;
+    v.desc.tile_m = 100;
+    assert_int_equal(vrun(&v), PTXQ_ERR_INVALID_ARGUMENT);
+    assert_non_null(strstr(ptxq_last_error(), "tile_m"));
+    v.desc.tile_m = 128;
+    assert_int_equal(ptxq_gemm_kernel_for(&v.desc, &v.a, &v.b, &v.d, name, sizeof name), PTXQ_OK);
+    assert_string_equal(name, "gemm_e4m3_e4m3_block_n192_ts_sm");
+}
+
 /* BF16 x BF16 (TENSOR only, NULL scales = 1.0) and MXFP8's path choice (desc.mx_path). */
 static void test_validate_bf16_mx_path(void **state) {
     (void)state;
@@ -781,6 +833,23 @@ SCASE(test_ts_batch_block_shared_b, 0, 1, PTXQ_GEMM_SCALE_BLOCK, 150, 296, 384, 
 SCASE(test_ts_split_tensor, 1, 1, PTXQ_GEMM_SCALE_TENSOR, 64, 1000, 4096, 128, c.split_k = 4)
 SCASE(test_ts_split_block_c2, 0, 1, PTXQ_GEMM_SCALE_BLOCK, 200, 520, 2048, 192, c.split_k = 3;
       c.cluster = 2)
+/* tile_m 192 (three consumer warpgroups): ragged M leaves one or two warpgroups of the last tile
+ * idle (rows past M), ragged N and K; both scale layouts; pairs; batches */
+#define M192CASE(fn, s, m, n, k, extra)                                                            \
+    static void fn(void **state) {                                                                 \
+        (void)state;                                                                               \
+        gemm_cfg c = {.M = m, .N = n, .K = k, .scaling = s, .tile_m = 192};                        \
+        extra;                                                                                     \
+        gemm_result r = run_store_case(c, 1);                                                      \
+        if (!strstr(r.kernel, "_m192")) fail_msg("%s: want an _m192 kernel", r.kernel);           \
+    }
+M192CASE(test_m192_tensor, PTXQ_GEMM_SCALE_TENSOR, 1000, 1000, 1040, c.cluster = 1)
+M192CASE(test_m192_tensor_c2, PTXQ_GEMM_SCALE_TENSOR, 700, 264, 384, c.cluster = 2)
+M192CASE(test_m192_row_c2, PTXQ_GEMM_SCALE_ROW, 300, 520, 256, c.cluster = 2)
+M192CASE(test_m192_block_mmajor, PTXQ_GEMM_SCALE_BLOCK, 1000, 1000, 1024, c.sa_mmajor = 1)
+M192CASE(test_m192_block_c2, PTXQ_GEMM_SCALE_BLOCK, 450, 704, 1536, c.cluster = 2)
+M192CASE(test_m192_batch_row, PTXQ_GEMM_SCALE_ROW, 200, 304, 256, c.batch = 3)
+M192CASE(test_m192_block_big, PTXQ_GEMM_SCALE_BLOCK, 2000, 3000, 4096, c.sample_rows = 64)
 SCASE(test_ts_unaligned_rows, 1, 0, PTXQ_GEMM_SCALE_TENSOR, 300, 300, 256, 192, (void)0)
 SCASE(test_ts_with_c, 1, 0, PTXQ_GEMM_SCALE_BLOCK, 300, 256, 256, 128, c.with_c = 1; c.beta = 1.0f)
 /* One batch given as rank-3 A [1, M, K], B [1, N, K] and D [1, M, N] with odd (unused) batch strides: the
@@ -1668,7 +1737,9 @@ static void test_gemm_sass(void **state) {
             if (h.ldg[SASS_W128] < 2 || h.stg[SASS_W128] < 4 || h.mma) ++bad;
             continue;
         }
-        if (!reset) {
+        /* the three-warpgroup kernels have no split-K (src/gemm.c refuses it) */
+        int m192 = strstr(k.name, "_m192") != NULL;
+        if (!reset && !m192) {
             print_error("%s %s: no split-K counter reset after its increment\n", k.name, k.target);
             ++bad;
         }
@@ -1680,9 +1751,10 @@ static void test_gemm_sass(void **state) {
         /* BLOCK "_sm": A and B (2-D and 3-D maps) plus the two scale boxes, by TMA */
         if (strstr(k.name, "_sm") && h.tma_ld != 6) ++bad;
         /* the cluster split-K sum's two meetings: in the single-CTA kernels of tile_n 128 only
-         * (gen/gemm.py CS_TILE_N; the cluster kernels meet at their start and end instead) */
+         * (gen/gemm.py CS_TILE_N; the cluster kernels meet at their start and end instead), not
+         * the "_m192" ones */
         if (!strstr(k.name, "_c2")) {
-            int want = strstr(k.name, "_n128") != NULL ? 2 : 0;
+            int want = strstr(k.name, "_n128") != NULL && !m192 ? 2 : 0;
             if (h.cgabar != want) {
                 print_error("%s %s: %d cluster barriers (want %d)\n", k.name, k.target, h.cgabar, want);
                 ++bad;
@@ -1711,6 +1783,7 @@ int main(void) {
         cmocka_unit_test(test_counter_reset_text),
         cmocka_unit_test(test_gemm_sass),
         cmocka_unit_test(test_validate_mx),
+        cmocka_unit_test(test_validate_m192),
         cmocka_unit_test(test_validate_bf16_mx_path),
         cmocka_unit_test(test_pdl_chain),
         cmocka_unit_test(test_split_counters_zeroed),
@@ -1760,6 +1833,13 @@ int main(void) {
         cmocka_unit_test(test_tail_batch_row),
         cmocka_unit_test(test_tail_mx),
         cmocka_unit_test(test_tail_off),
+        cmocka_unit_test(test_m192_tensor),
+        cmocka_unit_test(test_m192_tensor_c2),
+        cmocka_unit_test(test_m192_row_c2),
+        cmocka_unit_test(test_m192_block_mmajor),
+        cmocka_unit_test(test_m192_block_c2),
+        cmocka_unit_test(test_m192_batch_row),
+        cmocka_unit_test(test_m192_block_big),
         cmocka_unit_test(test_ts_tensor_n192),
         cmocka_unit_test(test_ts_tensor_n192_direct),
         cmocka_unit_test(test_ts_tensor_n128_c2),

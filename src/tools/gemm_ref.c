@@ -245,6 +245,7 @@ int gemm_case_run(ptxq_dev *d, const gemm_cfg *c, uint64_t seed, gemm_result *re
     desc.b_scale = c->unit_scales ? NULL : &tsb;
     desc.mx_path = (ptxq_gemm_mx_path)c->mx_path;
     desc.tile_n = c->tile_n;
+    desc.tile_m = c->tile_m;
     desc.cluster = c->cluster;
     desc.alpha = c->alpha;
     desc.beta = c->beta;

@@ -29,6 +29,7 @@ typedef struct gemm_cfg {
     int64_t M, N, K;
     ptxq_gemm_scaling scaling;
     int tile_n;        /* 0: the runtime's choice */
+    int tile_m;        /* 0: the runtime's choice; 192: the three-warpgroup kernels */
     int sample_rows;   /* 0: check every row's values; else this many random rows (+ first, last),
                           and (plain calls) every row for the poison: all must be written */
     int pad_a, pad_d;  /* extra elements per row of A/B (multiple of 16) and of D (rounded up to an even row stride) */
