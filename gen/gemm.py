@@ -212,6 +212,11 @@ PIPE_SKIP = {("block", 192, "h2")}
 # warpgroups at 86-89% of the tensor peak for m64n128..n192 and three at 100% (two chains cover
 # one promotion). Registers: 128 x 40 + 384 x 152 (CONSUMER_REGS_M192), no spills at n128.
 # Built for E4M3 x E4M3 with the TMA store (BLOCK: scales by TMA), no split-K (src/gemm.c).
+# NOTE: fed by TMA the gain did not carry over: H100, ncu at locked clock, active cycles -1%
+# (per-tensor 8192^3 c1 1.073-1.083 M against 1.087-1.090 M; block-scaled 4096x7168x16384 c1
+# 0.986-0.997 against 1.003-1.006), elapsed worse by the wave tail; at boost 4-5% ahead only on
+# small-K block-scaled rows (4096/8192 x 7168 x 2048, 4096 x 32768 x 512). Opt-in (desc.tile_m)
+# until a measured rule picks it (bench/RESULTS.md, thirtieth session).
 M192_MODES = ("tensor", "row", "block")
 TS_WIDTHS = (128, 192)         # TMA-store epilogue variants: whole 64-column slabs only
 
