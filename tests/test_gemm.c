@@ -271,31 +271,30 @@ static void test_kernel_names_exist(void **state) {
     assert_string_equal(name, "gemm_e5m2_e4m3_block_n128p2");
 }
 
+/* v (tile_m 192) names `want` and that kernel is embedded */
+static void want_m192(vcase *v, const char *want) {
+    char name[64];
+    v->desc.tile_m = 192;
+    assert_int_equal(ptxq_gemm_kernel_for(&v->desc, &v->a, &v->b, &v->d, name, sizeof name), PTXQ_OK);
+    assert_string_equal(name, want);
+    if (!has_kernel(name)) fail_msg("%s is not embedded", name);
+}
+
 /* desc.tile_m = 192: the three-warpgroup kernels ("_m192", embedded), and the calls they refuse. */
 static void test_validate_m192(void **state) {
     (void)state;
     char name[64];
     vcase v;
     vcase_make(&v, PTXQ_GEMM_SCALE_TENSOR, 8192, 8192, 8192);
-    v.desc.tile_m = 192;
-    assert_int_equal(ptxq_gemm_kernel_for(&v.desc, &v.a, &v.b, &v.d, name, sizeof name), PTXQ_OK);
-    assert_string_equal(name, "gemm_e4m3_e4m3_tensor_m192_n128_ts_c2");
-    assert_true(has_kernel(name));
+    want_m192(&v, "gemm_e4m3_e4m3_tensor_m192_n128_ts_c2");
     vcase_make(&v, PTXQ_GEMM_SCALE_ROW, 1000, 1000, 512);
-    v.desc.tile_m = 192;
     v.desc.cluster = 1;
-    assert_int_equal(ptxq_gemm_kernel_for(&v.desc, &v.a, &v.b, &v.d, name, sizeof name), PTXQ_OK);
-    assert_string_equal(name, "gemm_e4m3_e4m3_row_m192_n128_ts");
-    assert_true(has_kernel(name));
+    want_m192(&v, "gemm_e4m3_e4m3_row_m192_n128_ts");
     vcase_make(&v, PTXQ_GEMM_SCALE_BLOCK, 4096, 7168, 1024);
-    v.desc.tile_m = 192;
-    assert_int_equal(ptxq_gemm_kernel_for(&v.desc, &v.a, &v.b, &v.d, name, sizeof name), PTXQ_OK);
-    assert_string_equal(name, "gemm_e4m3_e4m3_block_m192_n128_ts_sm");
-    assert_true(has_kernel(name));
     v.desc.cluster = 2;
-    assert_int_equal(ptxq_gemm_kernel_for(&v.desc, &v.a, &v.b, &v.d, name, sizeof name), PTXQ_OK);
-    assert_true(has_kernel(name));
+    want_m192(&v, "gemm_e4m3_e4m3_block_m192_n128_ts_sm_c2");
     v.desc.cluster = 0;
+    want_m192(&v, "gemm_e4m3_e4m3_block_m192_n128_ts_sm");
     v.sa.data += 4; /* no TMA layout for A's scales: only the scale warp's kernels read them */
     assert_int_equal(vrun(&v), PTXQ_ERR_INVALID_ARGUMENT);
     v.sa.data -= 4;
