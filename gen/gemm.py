@@ -217,6 +217,9 @@ PIPE_SKIP = {("block", 192, "h2")}
 # 0.986-0.997 against 1.003-1.006), elapsed worse by the wave tail; at boost 4-5% ahead only on
 # small-K block-scaled rows (4096/8192 x 7168 x 2048, 4096 x 32768 x 512). Opt-in (desc.tile_m)
 # until a measured rule picks it (bench/RESULTS.md, thirtieth session).
+# NOTE: split_k_reduce generalised to 128 * cw threads and built into them (so that they take the
+# tail split) moved ptxas's K loop (146 -> 140 SASS instructions, block): 4096 x 7168 x 16384
+# active 0.986-0.997 -> 1.054-1.076 M cycles, and the small-K rows' lead was gone; not built.
 M192_MODES = ("tensor", "row", "block")
 TS_WIDTHS = (128, 192)         # TMA-store epilogue variants: whole 64-column slabs only
 
