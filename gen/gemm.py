@@ -215,8 +215,8 @@ PIPE_SKIP = {("block", 192, "h2")}
 # NOTE: fed by TMA the gain did not carry over: H100, ncu at locked clock, active cycles -1%
 # (per-tensor 8192^3 c1 1.073-1.083 M against 1.087-1.090 M; block-scaled 4096x7168x16384 c1
 # 0.986-0.997 against 1.003-1.006), elapsed worse by the wave tail; at boost 4-5% ahead only on
-# small-K block-scaled rows (4096/8192 x 7168 x 2048, 4096 x 32768 x 512). Opt-in (desc.tile_m)
-# until a measured rule picks it (bench/RESULTS.md, thirtieth session).
+# small-K block-scaled rows (4096/8192 x 7168 x 2048, 4096 x 32768 x 512), where src/gemm.c
+# pick_m192 takes them (bench/RESULTS.md, thirtieth session); elsewhere desc.tile_m = 192 asks.
 # NOTE: split_k_reduce generalised to 128 * cw threads and built into them (so that they take the
 # tail split) moved ptxas's K loop (146 -> 140 SASS instructions, block): 4096 x 7168 x 16384
 # active 0.986-0.997 -> 1.054-1.076 M cycles, and the small-K rows' lead was gone; not built.

@@ -459,7 +459,8 @@ ptxq_status ptxq_gemv(ptxq_context *ctx, const ptxq_gemv_desc *desc, const ptxq_
  * Kernels: a persistent, warp-specialised CTA (one TMA producer warpgroup, two wgmma consumer
  * warpgroups) per 128 x tile_n output tile, tile_n 128, 160 or 192 (MX: 128; BF16 also 256),
  * or, asked for by desc.tile_m = 192, three consumer warpgroups per 192 x 128 tile (E4M3 x E4M3,
- * TENSOR / ROW / BLOCK, TMA store, no split-K; never the runtime's own pick: measured slower,
+ * TENSOR / ROW / BLOCK, TMA store, no split-K; the runtime picks them itself only for BLOCK
+ * with K <= 2048, M >= 4096 and N not a multiple of 192, where they measured 4-5% faster,
  * bench/RESULTS.md, thirtieth session), optionally in
  * clusters of two CTAs along M that multicast B (desc fields at 0: the runtime picks). Plain BF16
  * output without C, bias or groups, with 16-byte aligned rows, is written by TMA stores from a
@@ -524,9 +525,10 @@ typedef struct ptxq_gemm_desc {
     const ptxq_tensor *a_scale; /* see the table above; device data */
     const ptxq_tensor *b_scale;
     int tile_n;                 /* 0 = chosen by the runtime, else 128, 160 or 192 (BF16: or 256) */
-    int tile_m;                 /* 0 = chosen by the runtime (128), else 128, or 192: three
-                                   consumer warpgroups of 64 rows (E4M3 x E4M3, TENSOR / ROW /
-                                   BLOCK, tile_n 128, the TMA-store epilogue, no split-K) */
+    int tile_m;                 /* 0 = chosen by the runtime (src/gemm.c pick_m192), else 128,
+                                   or 192: three consumer warpgroups of 64 rows (E4M3 x E4M3,
+                                   TENSOR / ROW / BLOCK, tile_n 128, the TMA-store epilogue,
+                                   no split-K) */
     int group_m;                /* grouped rasterization: M tiles per group (0 = default, 8) */
     int cluster;                /* 0 = chosen by the runtime; 1; 2 = CTA pairs along M that share
                                    each B tile through TMA multicast (less L2 traffic) */

@@ -152,6 +152,19 @@ static const char *pick_pipe(ptxq_gemm_scaling s, int tile_n, int e4m3_pair, int
     return want;
 }
 
+/* The three-warpgroup kernels ("_m192", desc.tile_m 0 = the runtime's pick): BLOCK calls with few
+ * K blocks and many rows, one GEMM, the TMA store and scales TMA can read, where the N tiles of 192
+ * would leave a part-filled last column. Measured on an H100 (bench/RESULTS.md, thirtieth session;
+ * five single-call rounds in separate processes, against the pick of before): 4096 x 7168 x 2048
+ * +3.7 to +5.3%, 8192 x 7168 x 2048 +4.2 to +5.6%, 4096 x 32768 x 512 +3.7 to +4.9%; within 1% on
+ * 4096 x 16384 x 1024; behind where 192 divides N (4096 x 24576 x 1536, -0.7%) and at K >= 7168
+ * (4096 x 4096 x 7168 -3%, 4096 x 7168 x 16384 -8%: the wave tail, no tail split in them). */
+static int pick_m192(const ptxq_gemm_desc *desc, const gemm_plan *p, int e4, int ts) {
+    return desc->scaling == PTXQ_GEMM_SCALE_BLOCK && e4 && ts && p->sm && p->L == 1 &&
+           desc->tile_n == 0 && desc->split_k <= 1 && desc->cluster != 2 && p->M >= 4096 &&
+           p->K > 0 && p->K <= 2048 && p->N % 192 != 0;
+}
+
 /* The TMA-store epilogue ("_ts" kernels, gen/gemm.py TS_WIDTHS) takes the call when store_d is
  * set (call_store_ok: plain BF16 D without C, bias or groups, as TMA's clipping at M and N is the
  * only masking it does; D, its row pitch and batch pitch 16-byte aligned, TMA's rules for global
@@ -558,6 +571,14 @@ static int plan_gemm(const ptxq_gemm_desc *desc, const ptxq_tensor *a, const ptx
     int store_d = call_store_ok(desc, e4 || bf16, flags, d->data, ldd * esize, p->L, md.bstride * esize);
     int ts = store_d && desc->store >= 0 && !getenv("PTXQ_GEMM_PIPE");
     int blk = desc->scaling == PTXQ_GEMM_SCALE_BLOCK;
+    if (desc->tile_m == 0 && pick_m192(desc, p, e4, ts)) {
+        p->tile_m = 192;
+        /* the A-scale box (scale_map above) spans the tile's rows */
+        if (g->scmode & PTXQ_GEMM_SC_A_KMAJOR)
+            p->sc_box[0][1] = 192;
+        else
+            p->sc_box[0][0] = 192;
+    }
     p->tile_n = desc->tile_n ? desc->tile_n
                 : desc->scaling == PTXQ_GEMM_SCALE_MX ? 128 /* the width built (gen/gemm.py) */
                 : p->tile_m != PTXQ_GEMM_TILE_M ? 128 /* the "_m192" width */

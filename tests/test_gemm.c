@@ -164,7 +164,7 @@ static void test_validate(void **state) {
     v.desc.a_scale = NULL; /* TENSOR only takes NULL (1.0) */
     assert_int_equal(vrun(&v), PTXQ_ERR_INVALID_ARGUMENT);
     char name[64];
-    vcase_make(&v, PTXQ_GEMM_SCALE_BLOCK, 4096, 7168, 1024);
+    vcase_make(&v, PTXQ_GEMM_SCALE_BLOCK, 4096, 7168, 4096);
     assert_int_equal(ptxq_gemm_kernel_for(&v.desc, &v.a, &v.b, &v.d, name, sizeof name), PTXQ_OK);
     /* TMA store, 192 wide: 9.2 waves of 192 beat 13.6 of 128 at 0.85 (measured, src/gemm.c) */
     /* scales in a TMA layout ([M, K/128] row-major, 16-byte aligned): loaded by TMA ("_sm") */
@@ -320,6 +320,30 @@ static void test_validate_m192(void **state) {
     v.desc.tile_m = 128;
     assert_int_equal(ptxq_gemm_kernel_for(&v.desc, &v.a, &v.b, &v.d, name, sizeof name), PTXQ_OK);
     assert_string_equal(name, "gemm_e4m3_e4m3_block_n192_ts_sm");
+    /* the runtime's own pick (src/gemm.c pick_m192): BLOCK, K <= 2048, M >= 4096, 192 not dividing N */
+    static const struct { int64_t m, n, k; const char *want; } picks[] = {
+        {4096, 7168, 2048, "gemm_e4m3_e4m3_block_m192_n128_ts_sm"},
+        {4096, 32768, 512, "gemm_e4m3_e4m3_block_m192_n128_ts_sm"},
+        {8192, 7168, 1024, "gemm_e4m3_e4m3_block_m192_n128_ts_sm"},
+        {4096, 24576, 1536, "gemm_e4m3_e4m3_block_n192_ts_sm"}, /* 192 divides N */
+        {4096, 7168, 16384, "gemm_e4m3_e4m3_block_n192_ts_sm"}, /* many K blocks */
+        {2048, 7168, 2048, "gemm_e4m3_e4m3_block_n192_ts_sm"},  /* fewer rows */
+    };
+    for (size_t i = 0; i < sizeof picks / sizeof picks[0]; ++i) {
+        vcase_make(&v, PTXQ_GEMM_SCALE_BLOCK, picks[i].m, picks[i].n, picks[i].k);
+        assert_int_equal(ptxq_gemm_kernel_for(&v.desc, &v.a, &v.b, &v.d, name, sizeof name), PTXQ_OK);
+        assert_string_equal(name, picks[i].want);
+    }
+    vcase_make(&v, PTXQ_GEMM_SCALE_BLOCK, 4096, 7168, 2048);
+    v.sa.data += 4; /* scales TMA cannot read: the scale warp's kernel, 128 rows */
+    assert_int_equal(ptxq_gemm_kernel_for(&v.desc, &v.a, &v.b, &v.d, name, sizeof name), PTXQ_OK);
+    assert_string_equal(name, "gemm_e4m3_e4m3_block_n192_ts");
+    v.sa.data -= 4;
+    v.desc.split_k = 2; /* a split asked for: 128 rows */
+    v.desc.workspace = 0x70000;
+    v.desc.workspace_bytes = (size_t)1 << 32;
+    assert_int_equal(ptxq_gemm_kernel_for(&v.desc, &v.a, &v.b, &v.d, name, sizeof name), PTXQ_OK);
+    assert_null(strstr(name, "_m192"));
 }
 
 /* BF16 x BF16 (TENSOR only, NULL scales = 1.0) and MXFP8's path choice (desc.mx_path). */
@@ -849,6 +873,10 @@ M192CASE(test_m192_block_mmajor, PTXQ_GEMM_SCALE_BLOCK, 1000, 1000, 1024, c.sa_m
 M192CASE(test_m192_block_c2, PTXQ_GEMM_SCALE_BLOCK, 450, 704, 1536, c.cluster = 2)
 M192CASE(test_m192_batch_row, PTXQ_GEMM_SCALE_ROW, 200, 304, 256, c.batch = 3)
 M192CASE(test_m192_block_big, PTXQ_GEMM_SCALE_BLOCK, 2000, 3000, 4096, c.sample_rows = 64)
+/* the runtime's own pick (tile_m 0): the A-scale box patched to 192 rows, both layouts */
+M192CASE(test_m192_auto_kmajor, PTXQ_GEMM_SCALE_BLOCK, 4096, 1000, 1024, c.tile_m = 0; c.sample_rows = 64)
+M192CASE(test_m192_auto_mmajor, PTXQ_GEMM_SCALE_BLOCK, 4100, 520, 2048, c.tile_m = 0; c.sa_mmajor = 1;
+         c.sample_rows = 64)
 SCASE(test_ts_unaligned_rows, 1, 0, PTXQ_GEMM_SCALE_TENSOR, 300, 300, 256, 192, (void)0)
 SCASE(test_ts_with_c, 1, 0, PTXQ_GEMM_SCALE_BLOCK, 300, 256, 256, 128, c.with_c = 1; c.beta = 1.0f)
 /* One batch given as rank-3 A [1, M, K], B [1, N, K] and D [1, M, N] with odd (unused) batch strides: the
@@ -1839,6 +1867,8 @@ int main(void) {
         cmocka_unit_test(test_m192_block_c2),
         cmocka_unit_test(test_m192_batch_row),
         cmocka_unit_test(test_m192_block_big),
+        cmocka_unit_test(test_m192_auto_kmajor),
+        cmocka_unit_test(test_m192_auto_mmajor),
         cmocka_unit_test(test_ts_tensor_n192),
         cmocka_unit_test(test_ts_tensor_n192_direct),
         cmocka_unit_test(test_ts_tensor_n128_c2),
