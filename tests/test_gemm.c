@@ -889,7 +889,10 @@ SCASE(test_one_batch_odd_bstride_direct, -1, 0, PTXQ_GEMM_SCALE_TENSOR, 300, 520
  * rows checked against the reference, every row for the poison. */
 SCASE(test_big_d_ts, 0, 1, PTXQ_GEMM_SCALE_TENSOR, 40000, 60000, 128, 0, c.sample_rows = 16)
 SCASE(test_big_d_direct_row, -1, 0, PTXQ_GEMM_SCALE_ROW, 36001, 66000, 256, 0, c.sample_rows = 16)
-SCASE(test_ts_big_block, 0, 1, PTXQ_GEMM_SCALE_BLOCK, 4096, 7168, 1024, 0, c.sample_rows = 32)
+/* 128-row tiles asked for: at K = 1024 the runtime's own pick is the three-warpgroup kernel
+ * (test_block_big_default), this keeps the two-warpgroup TMA-store kernel's large shape covered */
+SCASE(test_ts_big_block, 0, 1, PTXQ_GEMM_SCALE_BLOCK, 4096, 7168, 1024, 0, c.sample_rows = 32;
+      c.tile_m = 128)
 /* The early wait (gen/gemm.py next_slot_early: K block kb+1's slot is waited for while chain kb
  * runs, not across a tile's end): few CTAs, so each takes several tiles back to back, with 1, 2,
  * 3 and 5 K blocks a tile, so the ring's wrap falls at a different block of every tile. */
