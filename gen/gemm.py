@@ -1685,7 +1685,7 @@ class G:
         k(f"shr.u32 {buf}, {buf}, 7")
         k(f"add.u32 {bar}, {buf}, 1")
         k(f"sub.u32 {buf}, {buf}, 1")
-        off = self.stages * self.stage + staging_bytes(self.bn, self.ts) + 16 * self.stages + 16
+        off = self.stages * self.stage + staging_bytes(self.bn, self.ts, self.cw) + 16 * self.stages + 16
         k(f"mad.lo.u32 {buf}, {buf}, 4096, %smem")
         k(f"add.u32 {buf}, {buf}, {off}")
 
