@@ -174,7 +174,6 @@ TARGETS = ("sm_90a",)
 THREADS = 384
 BM = 128
 BK = 128                       # one TMA box of 128 K-bytes per operand and stage
-A_BYTES = BM * BK              # 16 KiB per stage
 SMEM_LIMIT = 232448            # sm_90 opt-in maximum per CTA
 PRODUCER_REGS = 40             # setmaxnreg split of the 64K registers: 128 x 40 + 256 x 232
 CONSUMER_REGS = 232
@@ -226,14 +225,13 @@ TS_WIDTHS = (128, 192)         # TMA-store epilogue variants: whole 64-column sl
 SLAB = 64 * 128                # one staging slab: 64 rows x 128 bytes (64 BF16 columns)
 SC_PROD = BM * 8               # per staged slot: sa*sb of 128 rows x 2 B-scale blocks (f32 pairs)
 SC_SLOT = SC_PROD + BM * 4 + 16  # then the raw sa of the 128 rows and sb of 2 blocks
-# BLOCK scales by TMA ("_sm" kernels): per stage one box of A's scales (128 rows x 1 K block
-# M-major = 512 B, or 128 rows x 4 K blocks K-major = 2048 B) and one of B's (2 B-scale blocks x 4
-# K blocks K-major, or 8 blocks x 1 K block N-major: 32 B), each 128-byte aligned in the slot.
+# BLOCK scales by TMA ("_sm" kernels): per stage one box of A's scales (the tile's rows x 1 K block
+# M-major, or x 4 K blocks K-major: sm_sa(), 2048 B at 128 rows) and one of B's (2 B-scale blocks
+# x 4 K blocks K-major, or 8 blocks x 1 K block N-major: 32 B), each 128-byte aligned in the slot
+# (a slot: sm_sa() + 128 bytes).
 # NOTE: a TMA box must start on a 16-byte boundary in global memory (an unaligned start is an
 # illegal instruction, seen on an H100): K-major boxes start at K block kb & ~3 and N-major B boxes
 # at block nb0 & ~3, and the consumer picks its element inside (block_scale_setup)
-SM_SA = 2048
-SM_SLOT = SM_SA + 128
 # scmode bits (ptxq_gemm_args.scmode, the "_sm" kernels): how the scale maps are laid out
 SC_A_KMAJOR, SC_B_NMAJOR, SC_A_BATCH, SC_B_BATCH = 1, 2, 4, 8
 CS_UNITS = 2                   # cluster_split_reduce: units of two pairs summed per trip
@@ -291,7 +289,7 @@ def staged_scales(mode, pipe):
 
 def geometry(bn, ts=False, mx=False, sc=False, sm=False, cw=2):
     """(stage bytes, stages, dynamic shared memory). Layout: stages x stage, the TMA-store staging,
-    (sm) an SM_SLOT of TMA-loaded scales per stage, full/empty barriers and the split-K flag, then
+    (sm) a slot of TMA-loaded scales per stage (sm_sa(cw) + 128 bytes), full/empty barriers and the split-K flag, then
     (sc without sm) a SC_SLOT of staged scales per stage, then (mx) the MX scale buffers."""
     stage = 64 * cw * BK + bn * BK
     stg = staging_bytes(bn, ts, cw)
@@ -953,7 +951,7 @@ class G:
         self.k("griddepcontrol.launch_dependents")
 
     def sc_base(self):
-        """shared offset of the staged BLOCK scales: SM_SLOT per stage before the barriers (sm:
+        """shared offset of the staged BLOCK scales: sm_slot per stage before the barriers (sm:
         TMA destinations, 128-byte aligned), else SC_SLOT per stage after them"""
         if self.sm:
             return self.stages * self.stage + staging_bytes(self.bn, self.ts, self.cw)
@@ -964,7 +962,7 @@ class G:
             self.sm_slot * self.stages if self.sm else 0)
 
     def scale_tma(self, ring, kc, m0, n0, bat, bb):
-        """sm producer: this K block's scale boxes into the slot's SM_SLOT, on its full barrier.
+        """sm producer: this K block's scale boxes into the slot's sm_slot, on its full barrier.
         A: (m0, kb) M-major or (kb, m0) K-major; B: (kb, nb0) K-major or (nb0, kb) N-major; the
         third coordinate is the batch where the scales have one (scmode bits)."""
         k = self.k

@@ -522,9 +522,9 @@ static int plan_gemm(const ptxq_gemm_desc *desc, const ptxq_tensor *a, const ptx
         g->sbk = (uint64_t)sb.stride[1];
         {
             /* the TMA layouts of the scales ("_sm" kernels), else the scale warp's any strides */
-            int ka = scale_map(sa0->data, p->M, nkb, sa.stride[0], sa.stride[1], sa_bs, p->L,
-                               (cuuint32_t)p->tile_m, (cuuint32_t)p->tile_m, p->sc_dims[0],
-                               p->sc_strides[0], p->sc_box[0]);
+            /* A's box spans the tile's rows: set once tile_m is final (below) */
+            int ka = scale_map(sa0->data, p->M, nkb, sa.stride[0], sa.stride[1], sa_bs, p->L, 128,
+                               128, p->sc_dims[0], p->sc_strides[0], p->sc_box[0]);
             int kb_ = scale_map(sb0->data, nbn, nkb, sb.stride[0], sb.stride[1], sb_bs, p->Lb, 2, 8,
                                 p->sc_dims[1], p->sc_strides[1], p->sc_box[1]);
             const char *e = getenv("PTXQ_GEMM_SCALES");
@@ -571,14 +571,9 @@ static int plan_gemm(const ptxq_gemm_desc *desc, const ptxq_tensor *a, const ptx
     int store_d = call_store_ok(desc, e4 || bf16, flags, d->data, ldd * esize, p->L, md.bstride * esize);
     int ts = store_d && desc->store >= 0 && !getenv("PTXQ_GEMM_PIPE");
     int blk = desc->scaling == PTXQ_GEMM_SCALE_BLOCK;
-    if (desc->tile_m == 0 && pick_m192(desc, p, e4, ts)) {
-        p->tile_m = 192;
-        /* the A-scale box (scale_map above) spans the tile's rows */
-        if (g->scmode & PTXQ_GEMM_SC_A_KMAJOR)
-            p->sc_box[0][1] = 192;
-        else
-            p->sc_box[0][0] = 192;
-    }
+    if (desc->tile_m == 0 && pick_m192(desc, p, e4, ts)) p->tile_m = 192;
+    /* the A-scale box (scale_map above: {4, rows} K-major, {rows, 1} M-major) spans the tile */
+    p->sc_box[0][g->scmode & PTXQ_GEMM_SC_A_KMAJOR ? 1 : 0] = (cuuint32_t)p->tile_m;
     p->tile_n = desc->tile_n ? desc->tile_n
                 : desc->scaling == PTXQ_GEMM_SCALE_MX ? 128 /* the width built (gen/gemm.py) */
                 : p->tile_m != PTXQ_GEMM_TILE_M ? 128 /* the "_m192" width */

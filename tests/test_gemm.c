@@ -1132,6 +1132,18 @@ static void test_refused_untouched(void **state) {
                          .mx_path = PTXQ_GEMM_MX_DEQUANTIZE, .workspace = ws,
                          .workspace_bytes = (size_t)(M + N) * K * 2 - 1};
     assert_int_equal(ptxq_gemm(d->ctx, &mx, &ta, &tb, &td, d->stream), PTXQ_ERR_INVALID_ARGUMENT);
+    /* three-warpgroup tiles: an unknown tile_m, split-K and another width are refused */
+    ptxq_gemm_desc m3 = {.scaling = PTXQ_GEMM_SCALE_TENSOR, .a_scale = &ts, .b_scale = &ts,
+                         .tile_m = 100};
+    assert_int_equal(ptxq_gemm(d->ctx, &m3, &ta, &tb, &td, d->stream), PTXQ_ERR_INVALID_ARGUMENT);
+    m3.tile_m = 192;
+    m3.split_k = 2;
+    m3.workspace = ws;
+    m3.workspace_bytes = (size_t)(M + N) * K * 2;
+    assert_int_equal(ptxq_gemm(d->ctx, &m3, &ta, &tb, &td, d->stream), PTXQ_ERR_INVALID_ARGUMENT);
+    m3.split_k = 0;
+    m3.tile_n = 192;
+    assert_int_equal(ptxq_gemm(d->ctx, &m3, &ta, &tb, &td, d->stream), PTXQ_ERR_INVALID_ARGUMENT);
     dev_sync(d);
     uint16_t *h = malloc((size_t)(M * N) * 2);
     assert_non_null(h);
