@@ -219,6 +219,13 @@ PIPE_SKIP = {("block", 192, "h2")}
 # NOTE: split_k_reduce generalised to 128 * cw threads and built into them (so that they take the
 # tail split) moved ptxas's K loop (146 -> 140 SASS instructions, block): 4096 x 7168 x 16384
 # active 0.986-0.997 -> 1.054-1.076 M cycles, and the small-K rows' lead was gone; not built.
+# NOTE: the microbenchmark's two-warpgroup ceiling above (86-89%) is the warpgroups falling into
+# lockstep (both chains queued together, both promoting while the tensor core idles): issued in turn
+# through named barriers, or staggered once, two warpgroups reach 99-100% there. In these kernels
+# (H100, ncu at locked clock, 2026-11-27) chains issued in turn measured per-tensor n192 c2 -0.4%
+# active cycles (elapsed +0.3%), row +1%, BLOCK n192_sm +4% (staggered once a tile: +4% too), the
+# m192 kernels -2 to -3% on long K but no faster at boost on the rows src/gemm.c gives them: not
+# built. Fed by TMA both warpgroups wait on the same slot, and a stagger holds each slot longer.
 M192_MODES = ("tensor", "row", "block")
 TS_WIDTHS = (128, 192)         # TMA-store epilogue variants: whole 64-column slabs only
 
@@ -287,6 +294,10 @@ def staged_scales(mode, pipe):
     return mode == "block" and not pipe
 
 
+# NOTE: ring depth (H100, per-tensor 8192^3 n192_ts_c2, ncu at locked clock, 2026-11-27): 3 stages
+# 1.207-1.215 M active cycles, 4 (built) 1.088, 5 (the TMA-store staging cut to one 64-column slab a
+# warpgroup, stored slab by slab: 1.094 at 4 stages) 1.090-1.092; BLOCK 3 stages +7%. Four 40 KiB
+# stages already cover the operands' arrival; a fifth is not worth the slab-by-slab store.
 def geometry(bn, ts=False, mx=False, sc=False, sm=False, cw=2):
     """(stage bytes, stages, dynamic shared memory). Layout: stages x stage, the TMA-store staging,
     (sm) a slot of TMA-loaded scales per stage (sm_sa(cw) + 128 bytes), full/empty barriers and the split-K flag, then
