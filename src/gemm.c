@@ -588,18 +588,27 @@ static int plan_gemm(const ptxq_gemm_desc *desc, const ptxq_tensor *a, const ptx
     p->group = desc->group_m ? desc->group_m : 8;
     if (p->group < 1 || p->group > 1 << 16)
         return ptxq_fail(PTXQ_ERR_INVALID_ARGUMENT, "gemm: group_m %d out of range", desc->group_m);
-    /* clusters of two along M pay off once there are two M tiles and a full wave of tiles */
+    /* clusters of two along M pay off once there are two M tiles and a full wave of tiles;
+     * E4M3 TENSOR / ROW only from 16 waves of tiles on (below) */
     int64_t tm1 = ceil_div(p->M, p->tile_m), tn = ceil_div(p->N, p->tile_n);
     /* measured on an H200 (8192^3): TENSOR/ROW 1290 vs 1258 TFLOPS with pairs; BLOCK
      * (4096x7168x16384) was faster without them (1030 vs 924). Re-measured for BLOCK on an H100
      * with staged scales, the TMA store and the tail split (2026-11-23, same process): 1292 vs
      * 1282 at 4096x7168x16384, mixed on the DeepSeek-V3 shapes (within 2% either way at M =
      * 4096, 10-20% slower at M <= 128): still no pairs. Contiguous groups: a pair of M tiles may
-     * belong to two groups, so no pairs. */
+     * belong to two groups, so no pairs.
+     * E4M3 x E4M3 TENSOR and ROW re-measured (2026-11-27, both orders in one process, two
+     * rounds, bench/RESULTS.md thirty-first session): pairs lose at 4096^3 (H100 7-9%, H200
+     * 1-2%), 4096 x 4096 x 8192 (H100 7-10%), row 4096^3 (H100 5-7%, H200 1-3%) and row 4096 x
+     * 7168 x 4096 (1-2%), are even at 6144^3 and 8192^3 and gain 0.5-0.9% at 16384 x 8192 x
+     * 4096 (5504 tiles): so they need 16 waves of tiles there. MX and BF16 keep the rule above
+     * (not re-measured). */
     int contig = gm == PTXQ_GEMM_GROUP_CONTIGUOUS;
+    int64_t waves_min = e4 && (desc->scaling == PTXQ_GEMM_SCALE_TENSOR ||
+                               desc->scaling == PTXQ_GEMM_SCALE_ROW) ? 16 : 1;
     p->cluster = desc->cluster ? desc->cluster
                  : (!contig && desc->scaling != PTXQ_GEMM_SCALE_BLOCK && tm1 >= 2 &&
-                    tm1 * tn * p->L >= (sms > 0 ? sms : 132)) ? 2 : 1;
+                    tm1 * tn * p->L >= waves_min * (sms > 0 ? sms : 132)) ? 2 : 1;
     if (p->cluster != 1 && p->cluster != 2)
         return ptxq_fail(PTXQ_ERR_INVALID_ARGUMENT, "gemm: cluster %d; 0, 1 or 2 expected",
                          desc->cluster);

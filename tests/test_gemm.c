@@ -224,6 +224,16 @@ static void test_validate(void **state) {
     v.desc.tile_n = 192;
     assert_int_equal(ptxq_gemm_kernel_for(&v.desc, &v.a, &v.b, &v.d, name, sizeof name), PTXQ_OK);
     assert_string_equal(name, "gemm_e4m3_e4m3_row_n192_ts_c2");
+    /* E4M3 TENSOR / ROW pairs only from 16 waves of tiles on (2112 at 132 SMs; src/gemm.c) */
+    vcase_make(&v, PTXQ_GEMM_SCALE_TENSOR, 4096, 4096, 4096); /* 1024 tiles */
+    assert_int_equal(ptxq_gemm_kernel_for(&v.desc, &v.a, &v.b, &v.d, name, sizeof name), PTXQ_OK);
+    assert_string_equal(name, "gemm_e4m3_e4m3_tensor_n128p2_ts");
+    vcase_make(&v, PTXQ_GEMM_SCALE_ROW, 4096, 7168, 4096); /* 1216 tiles */
+    assert_int_equal(ptxq_gemm_kernel_for(&v.desc, &v.a, &v.b, &v.d, name, sizeof name), PTXQ_OK);
+    assert_string_equal(name, "gemm_e4m3_e4m3_row_n192_ts");
+    vcase_make(&v, PTXQ_GEMM_SCALE_TENSOR, 16384, 8192, 4096); /* 5504 tiles */
+    assert_int_equal(ptxq_gemm_kernel_for(&v.desc, &v.a, &v.b, &v.d, name, sizeof name), PTXQ_OK);
+    assert_string_equal(name, "gemm_e4m3_e4m3_tensor_n192_ts_c2");
 }
 
 /* Every type pair, mode, tile width and cluster size names a kernel that is embedded for sm_90a
