@@ -601,13 +601,14 @@ static int plan_gemm(const ptxq_gemm_desc *desc, const ptxq_tensor *a, const ptx
      * rounds, bench/RESULTS.md thirty-first session): pairs lose at 4096^3 (H100 7-9%, H200
      * 1-2%), 4096 x 4096 x 8192 (H100 7-10%), row 4096^3 (H100 5-7%, H200 1-3%) and row 4096 x
      * 7168 x 4096 (1-2%), are even at 6144^3 and 8192^3 and gain 0.5-0.9% at 16384 x 8192 x
-     * 4096 (5504 tiles): so they need 16 waves of tiles there. MX and BF16 keep the rule above
-     * (not re-measured). */
+     * 4096 (5504 tiles): so they need 16 waves of tiles there. BF16 x BF16 (also MXFP8's
+     * dequantize path) without pairs: they lost 6-14% at 4096^3 and 4-5% at 8192^3 on the H100,
+     * 0-1% on the H200. MX's promoting kernels keep the rule above (not re-measured). */
     int contig = gm == PTXQ_GEMM_GROUP_CONTIGUOUS;
     int64_t waves_min = e4 && (desc->scaling == PTXQ_GEMM_SCALE_TENSOR ||
                                desc->scaling == PTXQ_GEMM_SCALE_ROW) ? 16 : 1;
     p->cluster = desc->cluster ? desc->cluster
-                 : (!contig && desc->scaling != PTXQ_GEMM_SCALE_BLOCK && tm1 >= 2 &&
+                 : (!contig && !bf16 && desc->scaling != PTXQ_GEMM_SCALE_BLOCK && tm1 >= 2 &&
                     tm1 * tn * p->L >= waves_min * (sms > 0 ? sms : 132)) ? 2 : 1;
     if (p->cluster != 1 && p->cluster != 2)
         return ptxq_fail(PTXQ_ERR_INVALID_ARGUMENT, "gemm: cluster %d; 0, 1 or 2 expected",

@@ -376,6 +376,11 @@ static void test_validate_bf16_mx_path(void **state) {
                 if (strncmp(name, "gemm_bf16_bf16_tensor_n", 23) || !has_kernel(name))
                     fail_msg("%s: not a BF16 kernel, or not embedded", name);
             }
+    vcase_make(&v, PTXQ_GEMM_SCALE_TENSOR, 8192, 8192, 8192); /* no CTA pairs unless asked */
+    v.a.dtype = v.b.dtype = PTXQ_BF16;
+    v.desc.a_scale = v.desc.b_scale = NULL;
+    assert_int_equal(ptxq_gemm_kernel_for(&v.desc, &v.a, &v.b, &v.d, name, sizeof name), PTXQ_OK);
+    assert_string_equal(name, "gemm_bf16_bf16_tensor_n192_ts");
     vcase_make(&v, PTXQ_GEMM_SCALE_TENSOR, 1000, 1000, 516);
     v.a.dtype = v.b.dtype = PTXQ_BF16;
     assert_int_equal(vrun(&v), PTXQ_ERR_SHAPE); /* K % 8 */
