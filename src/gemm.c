@@ -589,7 +589,7 @@ static int plan_gemm(const ptxq_gemm_desc *desc, const ptxq_tensor *a, const ptx
     if (p->group < 1 || p->group > 1 << 16)
         return ptxq_fail(PTXQ_ERR_INVALID_ARGUMENT, "gemm: group_m %d out of range", desc->group_m);
     /* clusters of two along M pay off once there are two M tiles and a full wave of tiles;
-     * E4M3 TENSOR / ROW only from 16 waves of tiles on (below) */
+     * E4M3 TENSOR / ROW only from 16 waves of tiles on, BF16 only when asked (below) */
     int64_t tm1 = ceil_div(p->M, p->tile_m), tn = ceil_div(p->N, p->tile_n);
     /* measured on an H200 (8192^3): TENSOR/ROW 1290 vs 1258 TFLOPS with pairs; BLOCK
      * (4096x7168x16384) was faster without them (1030 vs 924). Re-measured for BLOCK on an H100
