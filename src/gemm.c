@@ -100,15 +100,23 @@ static const char *op_name(ptxq_dtype t) {
  * store) is not a candidate. BLOCK with TMA store rates 128 at 0.85 of 192: measured on an H100
  * (bench gemm --sweep deepseek --tile-n 192|128 --store 1), this picks the faster width on all
  * 18 DeepSeek-V3 shapes (4096 x 2112 x 7168: 973 vs 833 TFLOPS at 192; 64 x 32768 x 512: 121 vs 108
- * at 128). Otherwise (measured on an H200 before the TMA store) 160 at 0.97 and 128 at 0.90. */
-static int pick_tile_n(int64_t M, int64_t N, int sms, int ts, int block) {
+ * at 128). Otherwise (measured on an H200 before the TMA store) 160 at 0.97 and 128 at 0.90.
+ * BF16 also has 256 (128 accumulator registers: no promotion partial), rated as 192. H100,
+ * 2026-11-27, both orders in one process (bench/RESULTS.md thirty-second session), TFLOPS 256 /
+ * the old pick: 4096^3 786.6-791.6 / 750.6-751.8 (128), 4096 x 4096 x 8192 849.6-850.4 /
+ * 754.1-762.4 (128), 4096 x 7168 x 16384 868.0-869.0 / 833.0 (192), 8192 x 4096 x 4096
+ * 806.6-818.4 / 791.1-794.3 (192); even at 6144^3 and 8192^3 (both keep 192: a tie or fewer
+ * column-waves); at 2048^3 (128 tiles of 256: less than a wave) 2-4% behind 128, so 256 needs a
+ * full wave. Measured with the TMA store only, so only with it. */
+static int pick_tile_n(int64_t M, int64_t N, int sms, int ts, int block, int bf16) {
     double best = 0;
     int pick = 192;
-    static const int cand[3] = {192, 160, 128};
-    double eff[3] = {1.0, 0.97, block && ts ? 0.85 : 0.90};
-    for (int i = 0; i < 3; ++i) {
+    static const int cand[4] = {192, 160, 128, 256};
+    double eff[4] = {1.0, 0.97, block && ts ? 0.85 : 0.90, 1.0};
+    for (int i = 0; i < 4; ++i) {
         if (ts && cand[i] == 160) continue;
         int64_t tiles = ceil_div(M, PTXQ_GEMM_TILE_M) * ceil_div(N, cand[i]);
+        if (cand[i] == 256 && (!bf16 || !ts || tiles < sms)) continue;
         double cost = (double)ceil_div(tiles, sms) * cand[i] / eff[i];
         if (i == 0 || cost < best) {
             best = cost;
@@ -578,7 +586,8 @@ static int plan_gemm(const ptxq_gemm_desc *desc, const ptxq_tensor *a, const ptx
                 : desc->scaling == PTXQ_GEMM_SCALE_MX ? 128 /* the width built (gen/gemm.py) */
                 : p->tile_m != PTXQ_GEMM_TILE_M ? 128 /* the "_m192" width */
                 : (blk && !ts && !pipe_off())
-                    ? 128 : pick_tile_n(p->M * p->L, p->N, sms > 0 ? sms : 132, ts, blk);
+                    ? 128 : pick_tile_n(p->M * p->L, p->N, sms > 0 ? sms : 132, ts, blk,
+                                  bf16);
     if (p->tile_n != 128 && p->tile_n != 160 && p->tile_n != 192 && !(bf16 && p->tile_n == 256))
         return ptxq_fail(PTXQ_ERR_INVALID_ARGUMENT, "gemm: tile_n %d; 0, 128, 160 or 192 expected "
                          "(256 too for BF16)", desc->tile_n);

@@ -381,6 +381,22 @@ static void test_validate_bf16_mx_path(void **state) {
     v.desc.a_scale = v.desc.b_scale = NULL;
     assert_int_equal(ptxq_gemm_kernel_for(&v.desc, &v.a, &v.b, &v.d, name, sizeof name), PTXQ_OK);
     assert_string_equal(name, "gemm_bf16_bf16_tensor_n192_ts");
+    /* 256 wide from a full wave of its tiles on, with the TMA store (src/gemm.c pick_tile_n) */
+    static const struct { int64_t m, n; const char *kernel; } wide[] = {
+        {4096, 4096, "gemm_bf16_bf16_tensor_n256_ts"},  /* 4 waves of 256 against 8 of 128 */
+        {4096, 7168, "gemm_bf16_bf16_tensor_n256_ts"},
+        {2048, 2048, "gemm_bf16_bf16_tensor_n128_ts"},  /* 128 tiles of 256: under a wave */
+    };
+    for (int i = 0; i < 3; ++i) {
+        vcase_make(&v, PTXQ_GEMM_SCALE_TENSOR, wide[i].m, wide[i].n, 4096);
+        v.a.dtype = v.b.dtype = PTXQ_BF16;
+        v.desc.a_scale = v.desc.b_scale = NULL;
+        assert_int_equal(ptxq_gemm_kernel_for(&v.desc, &v.a, &v.b, &v.d, name, sizeof name), PTXQ_OK);
+        assert_string_equal(name, wide[i].kernel);
+    }
+    v.d.dtype = PTXQ_F32; /* no TMA store: not 256 */
+    assert_int_equal(ptxq_gemm_kernel_for(&v.desc, &v.a, &v.b, &v.d, name, sizeof name), PTXQ_OK);
+    assert_int_equal(strstr(name, "n256") == NULL, 1);
     vcase_make(&v, PTXQ_GEMM_SCALE_TENSOR, 1000, 1000, 516);
     v.a.dtype = v.b.dtype = PTXQ_BF16;
     assert_int_equal(vrun(&v), PTXQ_ERR_SHAPE); /* K % 8 */
