@@ -384,8 +384,8 @@ def variants():
             if sm:
                 prm["scales"] = "tma"
             res.append((kernel_name(mode, 128, cl, "", ("e4m3", "e4m3"), True, sm, 3), prm))
-    ab = ("e4m3", "e4m3")
-    for mode in MODES + ("mx",):
+    # TMA store, every FP8 pair (the consumer differs only in the wgmma's operand types)
+    for ab, mode in ((ab, mode) for ab in AB_TYPES for mode in MODES + ("mx",)):
         for bn in (TS_WIDTHS if mode != "mx" else MX_WIDTHS):
             pipe = default_pipe(mode, bn)
             for cl in CLUSTERS:

@@ -177,11 +177,12 @@ static int pick_m192(const ptxq_gemm_desc *desc, const gemm_plan *p, int e4, int
 /* The TMA-store epilogue ("_ts" kernels, gen/gemm.py TS_WIDTHS) takes the call when store_d is
  * set (call_store_ok: plain BF16 D without C, bias or groups, as TMA's clipping at M and N is the
  * only masking it does; D, its row pitch and batch pitch 16-byte aligned, TMA's rules for global
- * addresses and strides; E4M3 x E4M3 or BF16 x BF16), tile_n is 128 or 192 and the pipeline is the
- * mode's default (the variants that are built). */
-static int call_store_ok(const ptxq_gemm_desc *desc, int ts_pair, unsigned flags, uint64_t d,
+ * addresses and strides; any FP8 pair (E5M2 operands since the thirty-second session) or BF16 x
+ * BF16), tile_n is 128 or 192 (BF16: 256 too) and the pipeline is the mode's default (the
+ * variants that are built). */
+static int call_store_ok(const ptxq_gemm_desc *desc, unsigned flags, uint64_t d,
                          int64_t ldd_bytes, int64_t L, int64_t bs_bytes) {
-    return ts_pair && !(flags & PTXQ_GEMM_FLAG_GENERAL) && desc->grouping == PTXQ_GEMM_GROUP_NONE &&
+    return !(flags & PTXQ_GEMM_FLAG_GENERAL) && desc->grouping == PTXQ_GEMM_GROUP_NONE &&
            d % 16 == 0 && ldd_bytes % 16 == 0 && (L == 1 || bs_bytes % 16 == 0);
 }
 
@@ -577,7 +578,7 @@ static int plan_gemm(const ptxq_gemm_desc *desc, const ptxq_tensor *a, const ptx
     /* BLOCK without the TMA store: 128 wide with the p2 pipeline beat the wave-quantisation pick
      * (see pick_pipe); with it, the pick below (pick_tile_n) */
     int e4 = a->dtype == PTXQ_E4M3 && b->dtype == PTXQ_E4M3;
-    int store_d = call_store_ok(desc, e4 || bf16, flags, d->data, ldd * esize, p->L, md.bstride * esize);
+    int store_d = call_store_ok(desc, flags, d->data, ldd * esize, p->L, md.bstride * esize);
     int ts = store_d && desc->store >= 0 && !getenv("PTXQ_GEMM_PIPE");
     int blk = desc->scaling == PTXQ_GEMM_SCALE_BLOCK;
     if (desc->tile_m == 0 && pick_m192(desc, p, e4, ts)) p->tile_m = 192;
@@ -599,7 +600,7 @@ static int plan_gemm(const ptxq_gemm_desc *desc, const ptxq_tensor *a, const ptx
     if (p->group < 1 || p->group > 1 << 16)
         return ptxq_fail(PTXQ_ERR_INVALID_ARGUMENT, "gemm: group_m %d out of range", desc->group_m);
     /* clusters of two along M pay off once there are two M tiles and a full wave of tiles;
-     * E4M3 TENSOR / ROW only from 16 waves of tiles on, BF16 only when asked (below) */
+     * FP8 TENSOR / ROW only from 16 waves of tiles on, BF16 only when asked (below) */
     int64_t tm1 = ceil_div(p->M, p->tile_m), tn = ceil_div(p->N, p->tile_n);
     /* measured on an H200 (8192^3): TENSOR/ROW 1290 vs 1258 TFLOPS with pairs; BLOCK
      * (4096x7168x16384) was faster without them (1030 vs 924). Re-measured for BLOCK on an H100
@@ -613,10 +614,12 @@ static int plan_gemm(const ptxq_gemm_desc *desc, const ptxq_tensor *a, const ptx
      * 7168 x 4096 (1-2%), are even at 6144^3 and 8192^3 and gain 0.5-0.9% at 16384 x 8192 x
      * 4096 (5504 tiles): so they need 16 waves of tiles there. BF16 x BF16 (also MXFP8's
      * dequantize path) without pairs: they lost 6-14% at 4096^3 and 4-5% at 8192^3 on the H100,
-     * 0-1% on the H200. MX's promoting kernels keep the rule above (not re-measured). */
+     * 0-1% on the H200. MX's promoting kernels keep the rule above (not re-measured). Pairs
+     * with E5M2 operands (the same kernels but for the wgmma's types) follow E4M3's rule since
+     * they have the TMA store too (thirty-second session). */
     int contig = gm == PTXQ_GEMM_GROUP_CONTIGUOUS;
-    int64_t waves_min = e4 && (desc->scaling == PTXQ_GEMM_SCALE_TENSOR ||
-                               desc->scaling == PTXQ_GEMM_SCALE_ROW) ? 16 : 1;
+    int64_t waves_min = !bf16 && (desc->scaling == PTXQ_GEMM_SCALE_TENSOR ||
+                                  desc->scaling == PTXQ_GEMM_SCALE_ROW) ? 16 : 1;
     p->cluster = desc->cluster ? desc->cluster
                  : (!contig && !bf16 && desc->scaling != PTXQ_GEMM_SCALE_BLOCK && tm1 >= 2 &&
                     tm1 * tn * p->L >= waves_min * (sms > 0 ? sms : 132)) ? 2 : 1;

@@ -95,7 +95,7 @@ static void test_validate_mx(void **state) {
     v.a.dtype = PTXQ_E5M2;
     v.b.dtype = PTXQ_E5M2;
     assert_int_equal(ptxq_gemm_kernel_for(&v.desc, &v.a, &v.b, &v.d, name, sizeof name), PTXQ_OK);
-    assert_string_equal(name, "gemm_e5m2_e5m2_mx_n128"); /* TMA store: E4M3 x E4M3 only */
+    assert_string_equal(name, "gemm_e5m2_e5m2_mx_n128"); /* MX: direct stores unless asked */
     vcase_make(&v, PTXQ_GEMM_SCALE_BLOCK, 300, 520, 1024);
     v.sa.dtype = PTXQ_UE8M0; /* BLOCK takes F32 scales */
     assert_int_equal(vrun(&v), PTXQ_ERR_SCALE_SHAPE);
@@ -275,10 +275,35 @@ static void test_kernel_names_exist(void **state) {
     }
     assert_int_equal(n, 4 * 4 * 3 * 3 * 2);
     vcase v;
+    /* E5M2 operands take the TMA store too (E4M3 here takes the three-warpgroup kernel, built
+     * for E4M3 x E4M3 only) */
     vcase_make(&v, PTXQ_GEMM_SCALE_BLOCK, 4096, 7168, 1024);
     v.a.dtype = PTXQ_E5M2;
     assert_int_equal(ptxq_gemm_kernel_for(&v.desc, &v.a, &v.b, &v.d, name, sizeof name), PTXQ_OK);
-    assert_string_equal(name, "gemm_e5m2_e4m3_block_n128p2");
+    assert_string_equal(name, "gemm_e5m2_e4m3_block_n192_ts_sm");
+    /* elsewhere an E5M2 pair gets E4M3's kernel shape: width, pipeline, TMA store, pairs */
+    static const struct { ptxq_gemm_scaling s; int64_t m, n, k; } same[] = {
+        {PTXQ_GEMM_SCALE_TENSOR, 8192, 8192, 8192}, {PTXQ_GEMM_SCALE_TENSOR, 4096, 4096, 4096},
+        {PTXQ_GEMM_SCALE_ROW, 4096, 7168, 4096}, {PTXQ_GEMM_SCALE_TENSOR, 2048, 2048, 2048},
+        {PTXQ_GEMM_SCALE_BLOCK, 4096, 7168, 16384},
+    };
+    for (int i = 0; i < 5; ++i)
+        for (int t = 1; t <= 3; ++t) {
+            char want[64];
+            vcase_make(&v, same[i].s, same[i].m, same[i].n, same[i].k);
+            assert_int_equal(ptxq_gemm_kernel_for(&v.desc, &v.a, &v.b, &v.d, want, sizeof want),
+                             PTXQ_OK);
+            assert_int_equal(strncmp(want, "gemm_e4m3_e4m3_", 15), 0);
+            v.a.dtype = t & 1 ? PTXQ_E5M2 : PTXQ_E4M3;
+            v.b.dtype = t & 2 ? PTXQ_E5M2 : PTXQ_E4M3;
+            assert_int_equal(ptxq_gemm_kernel_for(&v.desc, &v.a, &v.b, &v.d, name, sizeof name),
+                             PTXQ_OK);
+            if (strncmp(name, t & 1 ? "gemm_e5m2_" : "gemm_e4m3_", 10) ||
+                strncmp(name + 10, t & 2 ? "e5m2_" : "e4m3_", 5) || strcmp(name + 15, want + 15))
+                fail_msg("%s: E4M3 x E4M3 takes %s", name, want);
+            if (!has_kernel(name)) fail_msg("%s is not embedded", name);
+            if (i == 0 && !strstr(name, "_ts_c2")) fail_msg("%s: 8192^3 without TMA store or pairs", name);
+        }
 }
 
 /* v (tile_m 192) names `want` and that kernel is embedded */
@@ -887,6 +912,17 @@ SCASE(test_ts_batch_block_shared_b, 0, 1, PTXQ_GEMM_SCALE_BLOCK, 150, 296, 384, 
 SCASE(test_ts_split_tensor, 1, 1, PTXQ_GEMM_SCALE_TENSOR, 64, 1000, 4096, 128, c.split_k = 4)
 SCASE(test_ts_split_block_c2, 0, 1, PTXQ_GEMM_SCALE_BLOCK, 200, 520, 2048, 192, c.split_k = 3;
       c.cluster = 2)
+/* E5M2 operands through the TMA store: every pair, each mode, ragged M/N/K, pairs, a split */
+SCASE(test_ts_e5m2_e4m3_tensor, 0, 1, PTXQ_GEMM_SCALE_TENSOR, 300, 520, 1040, 0,
+      c.a_type = PTXQ_E5M2)
+SCASE(test_ts_e4m3_e5m2_row_c2, 1, 1, PTXQ_GEMM_SCALE_ROW, 129, 264, 512, 128, c.b_type = PTXQ_E5M2;
+      c.cluster = 2)
+SCASE(test_ts_e5m2_e5m2_block, 0, 1, PTXQ_GEMM_SCALE_BLOCK, 300, 520, 1024, 192,
+      c.a_type = c.b_type = PTXQ_E5M2; c.sa_mmajor = 1)
+SCASE(test_ts_e5m2_e4m3_block_n128_split, 1, 1, PTXQ_GEMM_SCALE_BLOCK, 64, 1000, 2048, 128,
+      c.a_type = PTXQ_E5M2; c.split_k = 3)
+SCASE(test_ts_e4m3_e5m2_mx, 1, 1, PTXQ_GEMM_SCALE_MX, 200, 304, 256, 0, c.b_type = PTXQ_E5M2;
+      c.mx_path = 1)
 /* tile_m 192 (three consumer warpgroups): ragged M leaves one or two warpgroups of the last tile
  * idle (rows past M), ragged N and K; both scale layouts; pairs; batches */
 #define M192CASE(fn, s, m, n, k, extra)                                                            \
@@ -1927,6 +1963,11 @@ int main(void) {
         cmocka_unit_test(test_ts_batch_block_shared_b),
         cmocka_unit_test(test_ts_split_tensor),
         cmocka_unit_test(test_ts_split_block_c2),
+        cmocka_unit_test(test_ts_e5m2_e4m3_tensor),
+        cmocka_unit_test(test_ts_e4m3_e5m2_row_c2),
+        cmocka_unit_test(test_ts_e5m2_e5m2_block),
+        cmocka_unit_test(test_ts_e5m2_e4m3_block_n128_split),
+        cmocka_unit_test(test_ts_e4m3_e5m2_mx),
         cmocka_unit_test(test_ts_unaligned_rows),
         cmocka_unit_test(test_ts_with_c),
         cmocka_unit_test(test_ts_one_batch_odd_bstride),
