@@ -116,7 +116,8 @@ alpha folds into the per-tensor / row scales (block: one multiply per element); 
 
 Operand types: e4m3 x e4m3 gets every variant; the other three pairs (e4m3/e5m2 mixes, e5m2 x
 e5m2: wgmma takes any of them) get each tile width and cluster with that mode's default pipeline
-only (default_pipe, the same rule as src/gemm.c's pick).
+only (default_pipe, the same rule as src/gemm.c's pick), and the TMA-store variants as e4m3 x e4m3
+has them (since the thirty-second session; not the three-warpgroup "_m192" ones).
 
 Variants: tile_n 128 / 160 / 192 (wave quantisation: the runtime picks), and cluster 1 / 2. With
 cluster 2 (.reqnctapercluster 2), a CTA pair along M shares the B tile: each CTA loads half of it

@@ -532,9 +532,9 @@ typedef struct ptxq_gemm_desc {
     int group_m;                /* grouped rasterization: M tiles per group (0 = default, 8) */
     int cluster;                /* 0 = chosen by the runtime; 1; 2 = CTA pairs along M that share
                                    each B tile through TMA multicast (less DRAM traffic). The
-                                   runtime pairs E4M3 x E4M3 TENSOR / ROW calls from 16 waves of
-                                   tiles on, other FP8 non-BLOCK calls from one wave, never BLOCK,
-                                   BF16 or contiguous groups (src/gemm.c) */
+                                   runtime pairs FP8 TENSOR / ROW calls (any FP8 pair) from 16
+                                   waves of tiles on, MX calls from one wave, never BLOCK, BF16
+                                   or contiguous groups (src/gemm.c) */
     int ctas;                   /* persistent grid: 0 = one CTA per SM, else at most this many */
     float alpha;                /* 0.0f = 1.0f */
     float beta;                 /* with c only */
