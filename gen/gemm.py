@@ -99,7 +99,7 @@ maps {K, rows, batch}. A tile's A/D batch is its batch; B's batch coordinate is 
 the valid rows of each batch (rows[batch]) and skips tiles past them. Both sides (producer and
 consumers) make the same per-tile decision from the same read-only data.
 
-TMA-store variants (suffix _ts; tile_n 128 and 192, each mode's default pipeline): the epilogue
+TMA-store variants (suffix _ts; tile_n 128 and 192, BF16 also 256; each mode's default pipeline): the epilogue
 writes the tile as BF16 into a staging buffer in shared memory (per consumer warpgroup 64 rows x
 BN, in slabs of 64 columns = 128 bytes a row, 128B-swizzled so the stores are conflict-free) and
 one thread issues cp.async.bulk.tensor stores; the warpgroup goes on to the next tile while the

@@ -96,8 +96,8 @@ static const char *op_name(ptxq_dtype t) {
 }
 
 /* Waves x tile width, with a handicap for the narrower tiles (more operand traffic per FLOP).
- * ts: the call can take the TMA-store epilogue, which exists at 192 and 128 only, so 160 (no TMA
- * store) is not a candidate. BLOCK with TMA store rates 128 at 0.85 of 192: measured on an H100
+ * ts: the call can take the TMA-store epilogue, which exists at 192 and 128 only (BF16: 256 too),
+ * so 160 (no TMA store) is not a candidate. BLOCK with TMA store rates 128 at 0.85 of 192: measured on an H100
  * (bench gemm --sweep deepseek --tile-n 192|128 --store 1), this picks the faster width on all
  * 18 DeepSeek-V3 shapes (4096 x 2112 x 7168: 973 vs 833 TFLOPS at 192; 64 x 32768 x 512: 121 vs 108
  * at 128). Otherwise (measured on an H200 before the TMA store) 160 at 0.97 and 128 at 0.90.

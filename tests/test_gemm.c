@@ -29,6 +29,8 @@ static gputest g_gpu;
 
 /* ---- validation (no device) -------------------------------------------------------------- */
 
+static int has_kernel(const char *name); /* the kernel is embedded (below) */
+
 typedef struct vcase {
     ptxq_tensor a, b, d, sa, sb;
     ptxq_gemm_desc desc;
@@ -96,6 +98,10 @@ static void test_validate_mx(void **state) {
     v.b.dtype = PTXQ_E5M2;
     assert_int_equal(ptxq_gemm_kernel_for(&v.desc, &v.a, &v.b, &v.d, name, sizeof name), PTXQ_OK);
     assert_string_equal(name, "gemm_e5m2_e5m2_mx_n128"); /* MX: direct stores unless asked */
+    v.desc.store = 1; /* asked: every FP8 pair has the TMA-store kernels */
+    assert_int_equal(ptxq_gemm_kernel_for(&v.desc, &v.a, &v.b, &v.d, name, sizeof name), PTXQ_OK);
+    assert_string_equal(name, "gemm_e5m2_e5m2_mx_n128_ts");
+    if (!has_kernel(name)) fail_msg("%s is not embedded", name);
     vcase_make(&v, PTXQ_GEMM_SCALE_BLOCK, 300, 520, 1024);
     v.sa.dtype = PTXQ_UE8M0; /* BLOCK takes F32 scales */
     assert_int_equal(vrun(&v), PTXQ_ERR_SCALE_SHAPE);
@@ -224,7 +230,7 @@ static void test_validate(void **state) {
     v.desc.tile_n = 192;
     assert_int_equal(ptxq_gemm_kernel_for(&v.desc, &v.a, &v.b, &v.d, name, sizeof name), PTXQ_OK);
     assert_string_equal(name, "gemm_e4m3_e4m3_row_n192_ts_c2");
-    /* E4M3 TENSOR / ROW pairs only from 16 waves of tiles on (2112 at 132 SMs; src/gemm.c) */
+    /* FP8 TENSOR / ROW pairs only from 16 waves of tiles on (2112 at 132 SMs; src/gemm.c) */
     vcase_make(&v, PTXQ_GEMM_SCALE_TENSOR, 4096, 4096, 4096); /* 1024 tiles */
     assert_int_equal(ptxq_gemm_kernel_for(&v.desc, &v.a, &v.b, &v.d, name, sizeof name), PTXQ_OK);
     assert_string_equal(name, "gemm_e4m3_e4m3_tensor_n128p2_ts");
@@ -281,6 +287,7 @@ static void test_kernel_names_exist(void **state) {
     v.a.dtype = PTXQ_E5M2;
     assert_int_equal(ptxq_gemm_kernel_for(&v.desc, &v.a, &v.b, &v.d, name, sizeof name), PTXQ_OK);
     assert_string_equal(name, "gemm_e5m2_e4m3_block_n192_ts_sm");
+    if (!has_kernel(name)) fail_msg("%s is not embedded", name);
     /* elsewhere an E5M2 pair gets E4M3's kernel shape: width, pipeline, TMA store, pairs */
     static const struct { ptxq_gemm_scaling s; int64_t m, n, k; } same[] = {
         {PTXQ_GEMM_SCALE_TENSOR, 8192, 8192, 8192}, {PTXQ_GEMM_SCALE_TENSOR, 4096, 4096, 4096},
@@ -419,9 +426,15 @@ static void test_validate_bf16_mx_path(void **state) {
         assert_int_equal(ptxq_gemm_kernel_for(&v.desc, &v.a, &v.b, &v.d, name, sizeof name), PTXQ_OK);
         assert_string_equal(name, wide[i].kernel);
     }
-    v.d.dtype = PTXQ_F32; /* no TMA store: not 256 */
-    assert_int_equal(ptxq_gemm_kernel_for(&v.desc, &v.a, &v.b, &v.d, name, sizeof name), PTXQ_OK);
-    assert_int_equal(strstr(name, "n256") == NULL, 1);
+    for (int i = 0; i < 2; ++i) { /* no TMA store (F32 D, or direct stores asked): not 256 */
+        vcase_make(&v, PTXQ_GEMM_SCALE_TENSOR, 4096, 4096, 4096);
+        v.a.dtype = v.b.dtype = PTXQ_BF16;
+        v.desc.a_scale = v.desc.b_scale = NULL;
+        if (i == 0) v.d.dtype = PTXQ_F32;
+        else v.desc.store = -1;
+        assert_int_equal(ptxq_gemm_kernel_for(&v.desc, &v.a, &v.b, &v.d, name, sizeof name), PTXQ_OK);
+        if (strstr(name, "n256") || strstr(name, "_ts")) fail_msg("%s: want neither 256 nor _ts", name);
+    }
     vcase_make(&v, PTXQ_GEMM_SCALE_TENSOR, 1000, 1000, 516);
     v.a.dtype = v.b.dtype = PTXQ_BF16;
     assert_int_equal(vrun(&v), PTXQ_ERR_SHAPE); /* K % 8 */
