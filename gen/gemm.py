@@ -2357,7 +2357,6 @@ def c_header():
         out.append(f"_Static_assert(offsetof(ptxq_gemm_dq_args, {name}) == {doff[name][1]}, \"{name}\");")
     out.append(f"_Static_assert(sizeof(ptxq_gemm_dq_args) == {dsize}, \"dq size\");")
     out.append(f"#define PTXQ_GEMM_DQ_THREADS {DQ_THREADS}")
-    out.append(f"#define PTXQ_GEMM_THREADS {THREADS}")
     out.append(f"#define PTXQ_GEMM_TILE_M {BM}")
     out.append(f"#define PTXQ_GEMM_TILE_K {BK}")
     out.append(f"#define PTXQ_GEMM_MAX_CLUSTER {max(CLUSTERS)}")

@@ -963,7 +963,8 @@ static int cluster_split(ptxq_context *ctx, const ptxq_gemm_desc *desc, gemm_pla
          * Without a workspace (ws_free) the other choice is no split at all: any split fits. */
         int shrunk = s < (int64_t)g->splits;
         if (shrunk && p->M <= 64 && !p->ws_free && 4 * kbs > 5 * (int64_t)g->kb_split) continue;
-        int fit = ptxq_max_clusters(ctx, k, (unsigned)s, PTXQ_GEMM_THREADS, k->entry->dynamic_smem);
+        int fit = ptxq_max_clusters(ctx, k, (unsigned)s, (unsigned)k->entry->threads,
+                                    k->entry->dynamic_smem);
         if (fit < p->tiles) continue;
         g->splits = (uint32_t)s;
         g->kb_split = (uint32_t)kbs;
@@ -1105,12 +1106,11 @@ ptxq_status ptxq_gemm(ptxq_context *ctx, const ptxq_gemm_desc *desc, const ptxq_
     void *params3[] = {&ma, &mb, &p.args}, *params4[] = {&ma, &mb, &md, &p.args};
     void *params5[] = {&ma, &mb, &msc[0], &msc[1], &p.args};
     void *params6[] = {&ma, &mb, &md, &msc[0], &msc[1], &p.args};
-    /* the kernel's own shared-memory size (gen/gemm.py geometry, recorded in the registry); PDL
-     * unless NO_PDL (the kernel waits for its predecessor before any global access) */
+    /* the kernel's own block size and shared-memory size (gen/gemm.py: one producer warpgroup
+     * and tile_m / 64 consumers; geometry), recorded in the registry; PDL unless NO_PDL (the
+     * kernel waits for its predecessor before any global access) */
     unsigned lf = desc->flags & PTXQ_GEMM_NO_PDL ? 0u : PTXQ_LAUNCH_PDL;
-    /* one producer warpgroup and tile_m / 64 consumer warpgroups */
-    unsigned threads = (unsigned)(128 + 2 * p.tile_m);
-    if ((st = ptxq_launch_ex(ctx, k, grid, threads, k->entry->dynamic_smem, stream,
+    if ((st = ptxq_launch_ex(ctx, k, grid, (unsigned)k->entry->threads, k->entry->dynamic_smem, stream,
                              p.sm ? (p.store ? params6 : params5) : p.store ? params4 : params3, lf,
                              csplit ? p.args.splits : 1u)))
         return st;

@@ -280,6 +280,18 @@ static void test_kernel_names_exist(void **state) {
         unsetenv("PTXQ_GEMM_PIPE");
     }
     assert_int_equal(n, 4 * 4 * 3 * 3 * 2);
+    /* the runtime launches a GEMM with its registry entry's block size: one producer warpgroup
+     * and two consumers, three for the "_m192" kernels */
+    int ngemm = 0;
+    for (int i = 0; i < ptxq_kernel_count(); ++i) {
+        ptxq_kernel_info k;
+        assert_int_equal(ptxq_kernel_get(i, &k), PTXQ_OK);
+        if (strncmp(k.name, "gemm_", 5) || !strcmp(k.name, "gemm_mx_dequant")) continue;
+        if (k.threads != (strstr(k.name, "_m192") ? 512 : 384))
+            fail_msg("%s: %d threads a CTA", k.name, k.threads);
+        ++ngemm;
+    }
+    assert_true(ngemm > 200);
     vcase v;
     /* E5M2 operands take the TMA store too (E4M3 here takes the three-warpgroup kernel, built
      * for E4M3 x E4M3 only) */
