@@ -99,9 +99,11 @@ maps {K, rows, batch}. A tile's A/D batch is its batch; B's batch coordinate is 
 the valid rows of each batch (rows[batch]) and skips tiles past them. Both sides (producer and
 consumers) make the same per-tile decision from the same read-only data.
 
-TMA-store variants (suffix _ts; tile_n 128 and 192, BF16 also 256; each mode's default pipeline): the epilogue
+TMA-store variants (suffix _ts; tile_n 128 and 192, TENSOR / ROW also 160, BF16 also 256; each mode's
+default pipeline): the epilogue
 writes the tile as BF16 into a staging buffer in shared memory (per consumer warpgroup 64 rows x
-BN, in slabs of 64 columns = 128 bytes a row, 128B-swizzled so the stores are conflict-free) and
+BN, in slabs of 64 columns = 128 bytes a row, 128B-swizzled so the stores are conflict-free; at
+160, slabs of 32 columns, 64B-swizzled) and
 one thread issues cp.async.bulk.tensor stores; the warpgroup goes on to the next tile while the
 copy engine writes D. Direct stores put 16-byte pieces of 8 rows in each warp instruction (8 L2
 requests a 512-byte instruction); the bulk store writes whole 128-byte lines. The runtime picks them
@@ -232,9 +234,14 @@ PIPE_SKIP = {("block", 192, "h2")}
 # DRAM reads from 685 to 534 MB at equal cycles (H100, ncu, 2026-11-27); at boost it clocked ~1%
 # higher and did ~1% less a clock: 1485-1497 TFLOPS against 1486-1503 as built. Not built.
 M192_MODES = ("tensor", "row", "block")
-TS_WIDTHS = (128, 192)         # TMA-store epilogue variants: whole 64-column slabs only
+TS_WIDTHS = (128, 192)         # TMA-store epilogue variants: whole 64-column slabs (128B swizzle)
+# TS160_MODES: TENSOR / ROW also at 160, staged in 32-column slabs (64-byte rows, 64B swizzle: the
+# D map's box is 32 x 64 there, src/gemm.c). 160 divides 7168 into 44.8 tiles (192: 37.3), and
+# with direct stores n160 ran 1-6% ahead of n192 on N = 7168 / 14336 shapes (H100, 2026-11-27,
+# bench/RESULTS.md thirty-third session). Not BLOCK: its n160 K loop runs 11-18% more cycles than
+# n192's (ncu, same session), and not MX (one width).
+TS160_MODES = ("tensor", "row")
 
-SLAB = 64 * 128                # one staging slab: 64 rows x 128 bytes (64 BF16 columns)
 SC_PROD = BM * 8               # per staged slot: sa*sb of 128 rows x 2 B-scale blocks (f32 pairs)
 SC_SLOT = SC_PROD + BM * 4 + 16  # then the raw sa of the 128 rows and sb of 2 blocks
 # BLOCK scales by TMA ("_sm" kernels): per stage one box of A's scales (the tile's rows x 1 K block
@@ -387,7 +394,7 @@ def variants():
             res.append((kernel_name(mode, 128, cl, "", ("e4m3", "e4m3"), True, sm, 3), prm))
     # TMA store, every FP8 pair (the consumer differs only in the wgmma's operand types)
     for ab, mode in ((ab, mode) for ab in AB_TYPES for mode in MODES + ("mx",)):
-        for bn in (TS_WIDTHS if mode != "mx" else MX_WIDTHS):
+        for bn in (TS_WIDTHS + ((160,) if mode in TS160_MODES else ()) if mode != "mx" else MX_WIDTHS):
             pipe = default_pipe(mode, bn)
             for cl in CLUSTERS:
                 for sm in ((False, True) if staged_scales(mode, pipe) else (False,)):
@@ -2040,9 +2047,15 @@ class G:
         aligned rows). Staging of this warpgroup: BN/64 slabs of 64 rows x 128 bytes, 128B
         swizzle (16-byte chunk c of row r at chunk c ^ (r % 8), the layout the D map's
         SWIZZLE_128B reads). A thread's pair (row, 8q + 2t) lands in chunk q % 8 of slab q / 8 at
-        byte 4t; the 8 rows of a warp's store differ in r % 8, so its 32 words hit 32 banks."""
+        byte 4t; the 8 rows of a warp's store differ in r % 8, so its 32 words hit 32 banks.
+        BN 160 (not a multiple of 64): 5 slabs of 64 rows x 64 bytes, 64B swizzle (chunk c of row
+        r at c ^ ((r / 2) % 4), the D map's SWIZZLE_64B with a 32-column box); a warp's 8 rows are
+        then 4 pairs 64 bytes apart, each pair in its own chunk order: again 32 banks."""
         k = self.k
-        bn, nq, nslab = self.bn, self.bn // 8, self.bn // 64
+        bn, nq = self.bn, self.bn // 8
+        rowb = 128 if bn % 64 == 0 else 64   # staging row bytes: the swizzle span
+        cpr, slab = rowb // 16, 64 * rowb     # 16-byte chunks a row, bytes a slab
+        nslab, scols = bn * 2 // rowb, rowb // 2
         stg_off = self.stages * self.stage
         k.comment("---- TMA-store epilogue: BF16 tile -> swizzled staging (st.shared) -> one thread's\n"
                   "bulk tensor stores; the warpgroup moves on while the copy engine writes D")
@@ -2063,13 +2076,21 @@ class G:
         k("cp.async.bulk.wait_group.read 0")
         k(f"bar.sync {bid}, 128")
         thr, gx, tx = k.reg(".b32", "ts_thr"), k.reg(".b32", "ts_gx"), k.reg(".b32", "ts_x")
-        k.comment("this thread's row 16w + g: thr = staging + row * 128 + 4t; chunk c sits at (c ^ g) * 16")
-        k(f"mad.lo.u32 {thr}, {w}, {16 * 128}, {stg}")
-        k(f"mad.lo.u32 {thr}, {g}, 128, {thr}")
+        if rowb == 128:
+            k.comment("this thread's row 16w + g: thr = staging + row * 128 + 4t; chunk c sits at (c ^ g) * 16")
+        else:
+            k.comment("this thread's row 16w + g: thr = staging + row * 64 + 4t; chunk c sits at\n"
+                      "(c ^ ((g / 2) % 4)) * 16 (16w and the +8 row keep (row / 2) % 4)")
+        k(f"mad.lo.u32 {thr}, {w}, {16 * rowb}, {stg}")
+        k(f"mad.lo.u32 {thr}, {g}, {rowb}, {thr}")
         k(f"mad.lo.u32 {thr}, {t4}, 4, {thr}")
-        k(f"shl.b32 {gx}, {g}, 4")
+        if rowb == 128:
+            k(f"shl.b32 {gx}, {g}, 4")
+        else:
+            k(f"shl.b32 {gx}, {g}, 3")
+            k(f"and.b32 {gx}, {gx}, 48")
         xo = []
-        for c in range(8):
+        for c in range(cpr):
             xo.append(k.reg(".b32", f"ts_a{c}"))
             k(f"xor.b32 {tx}, {gx}, {c << 4}")
             k(f"add.u32 {xo[c]}, {thr}, {tx}")
@@ -2081,14 +2102,14 @@ class G:
             k(f"mad.lo.u32 {nrem}, {t4}, 2, {n0}")
             k(f"sub.u32 {nrem}, %a_n, {nrem}")
         for q in range(nq):
-            s_, c = q >> 3, q & 7
+            s_, c = q // cpr, q % cpr
             if self.mode == "row":
                 self.row_col_scales(q, sc, nrem)
             for r in (0, 1):
                 scaled(v0, 4 * q + 2 * r, r, 0)
                 scaled(v1, 4 * q + 2 * r + 1, r, 1)
                 k(f"cvt.rn.bf16x2.f32 {h}, {v1}, {v0}")
-                k(f"st.shared.b32 [{xo[c]}+{s_ * SLAB + r * 1024}], {h}")
+                k(f"st.shared.b32 [{xo[c]}+{s_ * slab + r * 8 * rowb}], {h}")
         k.comment("generic-proxy writes -> visible to the copy engine, then the warpgroup meets")
         k("fence.proxy.async.shared::cta")
         k(f"bar.sync {bid}, 128")
@@ -2114,9 +2135,9 @@ class G:
                 k.label(lab3)
                 k.comment("batches: 3-D map {N, M, batch}")
             for s_ in range(nslab):
-                k(f"add.u32 {ncol}, {n0}, {64 * s_}")
+                k(f"add.u32 {ncol}, {n0}, {scols * s_}")
                 k(f"setp.lt.u32 {pn}, {ncol}, %a_n")
-                k(f"add.u32 {src}, {stg}, {s_ * SLAB}")
+                k(f"add.u32 {src}, {stg}, {s_ * slab}")
                 k(f"@{pn} cp.async.bulk.tensor.{rank}d.global.shared::cta.bulk_group [%tmap_d_g, "
                   f"{{{coords}}}], [{src}]")
             if rank == 2:

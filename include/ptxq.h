@@ -552,7 +552,7 @@ typedef struct ptxq_gemm_desc {
                                    staged in shared memory, written by bulk tensor copies) where
                                    the call allows it: BF16 D without c, bias or grouping, 16-byte
                                    aligned D rows and batches, tile_n 128 or 192 (BF16: 256
-                                   too), any FP8 pair or BF16 x BF16;
+                                   too; FP8 TENSOR / ROW: 160 too), any FP8 pair or BF16 x BF16;
                                    elsewhere as 0; -1 = stores straight from registers */
     ptxq_gemm_mx_path mx_path;  /* MX scaling only: see ptxq_gemm_mx_path */
     unsigned flags;             /* PTXQ_GEMM_NO_PDL | PTXQ_GEMM_COUNTERS_ZEROED |

@@ -96,8 +96,14 @@ static const char *op_name(ptxq_dtype t) {
 }
 
 /* Waves x tile width, with a handicap for the narrower tiles (more operand traffic per FLOP).
- * ts: the call can take the TMA-store epilogue, which exists at 192 and 128 only (BF16: 256 too),
- * so 160 (no TMA store) is not a candidate. BLOCK with TMA store rates 128 at 0.85 of 192: measured on an H100
+ * ts: the call can take the TMA-store epilogue, which exists at 192 and 128 (BF16: 256 too) and,
+ * for TENSOR / ROW with FP8 operands, at 160; so with it 160 is no candidate for BLOCK (its n160
+ * K loop ran 11-18% more cycles than n192's at 4096 x 7168 x 16384, ncu, H100, thirty-third
+ * session) or BF16. TENSOR / ROW at 160 keep the 0.97 measured with direct stores: with the TMA
+ * store on an H100 (same session, both orders in one process) 160 against 192 at 4096 x 7168 x K
+ * was +1 to +2% at K = 16384, +4 to +12% at K = 2048 / 4096, 8192 x 7168 x 2048 +5%, 4096 x 14336 x
+ * 4096 within 1% either way (a tie in this model too); 8192^3 stays at 192 (-3 to -5% at 160).
+ * BLOCK with TMA store rates 128 at 0.85 of 192: measured on an H100
  * (bench gemm --sweep deepseek --tile-n 192|128 --store 1), this picks the faster width on all
  * 18 DeepSeek-V3 shapes (4096 x 2112 x 7168: 973 vs 833 TFLOPS at 192; 64 x 32768 x 512: 121 vs 108
  * at 128). Otherwise (measured on an H200 before the TMA store) 160 at 0.97 and 128 at 0.90.
@@ -115,7 +121,7 @@ static int pick_tile_n(int64_t M, int64_t N, int sms, int ts, int block, int bf1
     static const int cand[4] = {192, 160, 128, 256};
     double eff[4] = {1.0, 0.97, block && ts ? 0.85 : 0.90, 1.0};
     for (int i = 0; i < 4; ++i) {
-        if (ts && cand[i] == 160) continue;
+        if (ts && cand[i] == 160 && (block || bf16)) continue;
         int64_t tiles = ceil_div(M, PTXQ_GEMM_TILE_M) * ceil_div(N, cand[i]);
         if (cand[i] == 256 && (!bf16 || !ts || tiles < sms)) continue;
         double cost = (double)ceil_div(tiles, sms) * cand[i] / eff[i];
@@ -178,8 +184,8 @@ static int pick_m192(const ptxq_gemm_desc *desc, const gemm_plan *p, int e4, int
  * set (call_store_ok: plain BF16 D without C, bias or groups, as TMA's clipping at M and N is the
  * only masking it does; D, its row pitch and batch pitch 16-byte aligned, TMA's rules for global
  * addresses and strides; any FP8 pair (E5M2 operands since the thirty-second session) or BF16 x
- * BF16), tile_n is 128 or 192 (BF16: 256 too) and the pipeline is the mode's default (the
- * variants that are built). */
+ * BF16), tile_n is 128 or 192 (BF16: 256 too; FP8 TENSOR / ROW: 160 too) and the pipeline is the
+ * mode's default (the variants that are built). */
 static int call_store_ok(const ptxq_gemm_desc *desc, unsigned flags, uint64_t d,
                          int64_t ldd_bytes, int64_t L, int64_t bs_bytes) {
     return !(flags & PTXQ_GEMM_FLAG_GENERAL) && desc->grouping == PTXQ_GEMM_GROUP_NONE &&
@@ -189,7 +195,9 @@ static int call_store_ok(const ptxq_gemm_desc *desc, unsigned flags, uint64_t d,
 static int store_ok(const gemm_plan *p, const ptxq_gemm_desc *desc, int store_d, const char *pipe) {
     const char *dflt = desc->scaling == PTXQ_GEMM_SCALE_ROW || desc->scaling == PTXQ_GEMM_SCALE_MX ||
                        p->esz == 2 ? "" : p->tile_n == 128 ? "p2" : "";
-    return store_d && (p->tile_n == 128 || p->tile_n == 192 || p->tile_n == 256) &&
+    int ts160 = p->tile_n == 160 && p->esz == 1 && (desc->scaling == PTXQ_GEMM_SCALE_TENSOR ||
+                                                     desc->scaling == PTXQ_GEMM_SCALE_ROW);
+    return store_d && (p->tile_n == 128 || p->tile_n == 192 || p->tile_n == 256 || ts160) &&
            !strcmp(pipe, dflt);
 }
 
@@ -1063,15 +1071,18 @@ ptxq_status ptxq_gemm(ptxq_context *ctx, const ptxq_gemm_desc *desc, const ptxq_
         return st;
     unsigned grid = grid_of(ctx, &p);
     /* TMA store: D as BF16 {N, M, batches}; one box = one staging slab, 64 columns (128 bytes,
-     * the 128B-swizzle span) x 64 rows (a consumer warpgroup's rows). Encoded before anything is
-     * enqueued, like the other maps. */
+     * the 128B-swizzle span) x 64 rows (a consumer warpgroup's rows); at tile_n 160, 32 columns
+     * (64 bytes, 64B swizzle: gen/gemm.py epilogue_tma). Encoded before anything is enqueued,
+     * like the other maps. */
     CUtensorMap md;
     if (p.store) {
+        int narrow = p.tile_n == 160;
         cuuint64_t dd[3] = {(cuuint64_t)p.N, (cuuint64_t)p.M, (cuuint64_t)p.L};
         cuuint64_t sd[2] = {p.args.ldd, p.args.d_bs};
-        cuuint32_t bd[3] = {64, 64, 1};
+        cuuint32_t bd[3] = {narrow ? 32 : 64, 64, 1};
         if ((st = ptxq_tmap_get(ctx, CU_TENSOR_MAP_DATA_TYPE_BFLOAT16, rank, p.args.d, dd, sd, bd,
-                                CU_TENSOR_MAP_SWIZZLE_128B, &md)))
+                                narrow ? CU_TENSOR_MAP_SWIZZLE_64B : CU_TENSOR_MAP_SWIZZLE_128B,
+                                &md)))
             return st;
     }
     /* BLOCK "_sm": the scale maps (F32, no swizzle; scale_map), encoded before anything is

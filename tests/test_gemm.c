@@ -234,9 +234,21 @@ static void test_validate(void **state) {
     vcase_make(&v, PTXQ_GEMM_SCALE_TENSOR, 4096, 4096, 4096); /* 1024 tiles */
     assert_int_equal(ptxq_gemm_kernel_for(&v.desc, &v.a, &v.b, &v.d, name, sizeof name), PTXQ_OK);
     assert_string_equal(name, "gemm_e4m3_e4m3_tensor_n128p2_ts");
-    vcase_make(&v, PTXQ_GEMM_SCALE_ROW, 4096, 7168, 4096); /* 1216 tiles */
+    vcase_make(&v, PTXQ_GEMM_SCALE_ROW, 4096, 7168, 4096); /* 1440 tiles of 160 */
     assert_int_equal(ptxq_gemm_kernel_for(&v.desc, &v.a, &v.b, &v.d, name, sizeof name), PTXQ_OK);
-    assert_string_equal(name, "gemm_e4m3_e4m3_row_n192_ts");
+    assert_string_equal(name, "gemm_e4m3_e4m3_row_n160_ts");
+    /* 160 with the TMA store for TENSOR / ROW on N = 7168 (44.8 tiles of 160, 37.3 of 192), not
+     * for BLOCK (its n160 K loop is slower: src/gemm.c pick_tile_n) nor at 8192^3 */
+    vcase_make(&v, PTXQ_GEMM_SCALE_TENSOR, 4096, 7168, 16384);
+    assert_int_equal(ptxq_gemm_kernel_for(&v.desc, &v.a, &v.b, &v.d, name, sizeof name), PTXQ_OK);
+    assert_string_equal(name, "gemm_e4m3_e4m3_tensor_n160_ts");
+    vcase_make(&v, PTXQ_GEMM_SCALE_BLOCK, 4096, 7168, 16384);
+    assert_int_equal(ptxq_gemm_kernel_for(&v.desc, &v.a, &v.b, &v.d, name, sizeof name), PTXQ_OK);
+    assert_string_equal(name, "gemm_e4m3_e4m3_block_n192_ts_sm");
+    vcase_make(&v, PTXQ_GEMM_SCALE_TENSOR, 4096, 7168, 16384);
+    v.d.dtype = PTXQ_F32; /* no TMA store: the direct-store n160 */
+    assert_int_equal(ptxq_gemm_kernel_for(&v.desc, &v.a, &v.b, &v.d, name, sizeof name), PTXQ_OK);
+    assert_string_equal(name, "gemm_e4m3_e4m3_tensor_n160");
     vcase_make(&v, PTXQ_GEMM_SCALE_TENSOR, 16384, 8192, 4096); /* 5504 tiles */
     assert_int_equal(ptxq_gemm_kernel_for(&v.desc, &v.a, &v.b, &v.d, name, sizeof name), PTXQ_OK);
     assert_string_equal(name, "gemm_e4m3_e4m3_tensor_n192_ts_c2");
@@ -948,6 +960,22 @@ SCASE(test_ts_e5m2_e4m3_block_n128_split, 1, 1, PTXQ_GEMM_SCALE_BLOCK, 64, 1000,
       c.a_type = PTXQ_E5M2; c.split_k = 3)
 SCASE(test_ts_e4m3_e5m2_mx, 1, 1, PTXQ_GEMM_SCALE_MX, 200, 304, 256, 0, c.b_type = PTXQ_E5M2;
       c.mx_path = 1)
+/* TENSOR / ROW at tile_n 160 through the TMA store: 32-column slabs, 64B swizzle, a 32 x 64 D box.
+ * N = 520 ends in a 40-column tile (one slab whole, one 8 columns wide, three wholly past N and
+ * not issued), N = 296 in a 136-column one (the last slab 8 wide); ragged M and K, pairs, batches
+ * (3-D map), a split, an E5M2 pair, and the runtime's own pick at a shape where it takes 160. */
+SCASE(test_ts_tensor_n160, 1, 1, PTXQ_GEMM_SCALE_TENSOR, 300, 520, 1040, 160, c.cluster = 1)
+SCASE(test_ts_row_n160_c2, 1, 1, PTXQ_GEMM_SCALE_ROW, 129, 296, 512, 160, c.cluster = 2)
+SCASE(test_ts_batch_tensor_n160, 1, 1, PTXQ_GEMM_SCALE_TENSOR, 200, 304, 256, 160, c.batch = 3)
+SCASE(test_ts_split_tensor_n160, 1, 1, PTXQ_GEMM_SCALE_TENSOR, 64, 1000, 2048, 160, c.split_k = 3)
+SCASE(test_ts_e5m2_e5m2_row_n160, 1, 1, PTXQ_GEMM_SCALE_ROW, 300, 1000, 384, 160,
+      c.a_type = c.b_type = PTXQ_E5M2)
+static void test_ts_tensor_n160_auto(void **state) {
+    (void)state;
+    gemm_cfg c = {.M = 1024, .N = 7168, .K = 512, .scaling = PTXQ_GEMM_SCALE_TENSOR, .sample_rows = 32};
+    gemm_result r = run_store_case(c, 1);
+    if (!strstr(r.kernel, "_n160_ts")) fail_msg("%s: want the 160-wide TMA-store kernel", r.kernel);
+}
 /* tile_m 192 (three consumer warpgroups): ragged M leaves one or two warpgroups of the last tile
  * idle (rows past M), ragged N and K; both scale layouts; pairs; batches */
 #define M192CASE(fn, s, m, n, k, extra)                                                            \
@@ -1989,6 +2017,12 @@ int main(void) {
         cmocka_unit_test(test_ts_split_tensor),
         cmocka_unit_test(test_ts_split_block_c2),
         cmocka_unit_test(test_ts_e5m2_e4m3_tensor),
+        cmocka_unit_test(test_ts_tensor_n160),
+        cmocka_unit_test(test_ts_row_n160_c2),
+        cmocka_unit_test(test_ts_batch_tensor_n160),
+        cmocka_unit_test(test_ts_split_tensor_n160),
+        cmocka_unit_test(test_ts_e5m2_e5m2_row_n160),
+        cmocka_unit_test(test_ts_tensor_n160_auto),
         cmocka_unit_test(test_ts_e4m3_e5m2_row_c2),
         cmocka_unit_test(test_ts_e5m2_e5m2_block),
         cmocka_unit_test(test_ts_e5m2_e4m3_block_n128_split),
