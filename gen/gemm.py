@@ -108,7 +108,7 @@ one thread issues cp.async.bulk.tensor stores; the warpgroup goes on to the next
 copy engine writes D. Direct stores put 16-byte pieces of 8 rows in each warp instruction (8 L2
 requests a 512-byte instruction); the bulk store writes whole 128-byte lines. The runtime picks them
 for plain BF16 D (no C, bias or groups; 16-byte aligned rows), where TMA's own clipping at M and N
-is the only masking needed. They cost one ring stage (BN 128: 6 stages, 192: 4).
+is the only masking needed. They cost one ring stage (BN 128: 6 stages, 160: 5, 192: 4).
 
 Epilogue: flags (ptxq_gemm_args.flags, set by src/gemm.c) select the output type (bits 0-1: bf16,
 f16, f32), the bias (bits 2-3: none, bf16, f32), C (bit 4), the grouping (bits 5-6: none, masked,
@@ -2053,6 +2053,7 @@ class G:
         then 4 pairs 64 bytes apart, each pair in its own chunk order: again 32 banks."""
         k = self.k
         bn, nq = self.bn, self.bn // 8
+        assert bn % 32 == 0, "TMA-store staging: whole 32-column slabs (src/gemm.c: D box 32 wide if BN % 64)"
         rowb = 128 if bn % 64 == 0 else 64   # staging row bytes: the swizzle span
         cpr, slab = rowb // 16, 64 * rowb     # 16-byte chunks a row, bytes a slab
         nslab, scols = bn * 2 // rowb, rowb // 2

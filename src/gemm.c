@@ -102,7 +102,8 @@ static const char *op_name(ptxq_dtype t) {
  * session) or BF16. TENSOR / ROW at 160 keep the 0.97 measured with direct stores: with the TMA
  * store on an H100 (same session, both orders in one process) 160 against 192 at 4096 x 7168 x K
  * was +1 to +2% at K = 16384, +4 to +12% at K = 2048 / 4096, 8192 x 7168 x 2048 +5%, 4096 x 14336 x
- * 4096 within 1% either way (a tie in this model too); 8192^3 stays at 192 (-3 to -5% at 160).
+ * 4096 (in CTA pairs) within 1% either way, where this model picks 160 by 0.5%; 8192^3 stays at
+ * 192 (-3 to -5% at 160).
  * BLOCK with TMA store rates 128 at 0.85 of 192: measured on an H100
  * (bench gemm --sweep deepseek --tile-n 192|128 --store 1), this picks the faster width on all
  * 18 DeepSeek-V3 shapes (4096 x 2112 x 7168: 973 vs 833 TFLOPS at 192; 64 x 32768 x 512: 121 vs 108
@@ -180,7 +181,7 @@ static int pick_m192(const ptxq_gemm_desc *desc, const gemm_plan *p, int e4, int
            p->K > 0 && p->K <= 2048 && p->N % 192 != 0;
 }
 
-/* The TMA-store epilogue ("_ts" kernels, gen/gemm.py TS_WIDTHS) takes the call when store_d is
+/* The TMA-store epilogue ("_ts" kernels, gen/gemm.py TS_WIDTHS and TS160_MODES) takes the call when store_d is
  * set (call_store_ok: plain BF16 D without C, bias or groups, as TMA's clipping at M and N is the
  * only masking it does; D, its row pitch and batch pitch 16-byte aligned, TMA's rules for global
  * addresses and strides; any FP8 pair (E5M2 operands since the thirty-second session) or BF16 x
@@ -1076,7 +1077,7 @@ ptxq_status ptxq_gemm(ptxq_context *ctx, const ptxq_gemm_desc *desc, const ptxq_
      * like the other maps. */
     CUtensorMap md;
     if (p.store) {
-        int narrow = p.tile_n == 160;
+        int narrow = p.tile_n % 64 != 0; /* 160: 32-column slabs (gen/gemm.py epilogue_tma) */
         cuuint64_t dd[3] = {(cuuint64_t)p.N, (cuuint64_t)p.M, (cuuint64_t)p.L};
         cuuint64_t sd[2] = {p.args.ldd, p.args.d_bs};
         cuuint32_t bd[3] = {narrow ? 32 : 64, 64, 1};

@@ -245,6 +245,9 @@ static void test_validate(void **state) {
     vcase_make(&v, PTXQ_GEMM_SCALE_BLOCK, 4096, 7168, 16384);
     assert_int_equal(ptxq_gemm_kernel_for(&v.desc, &v.a, &v.b, &v.d, name, sizeof name), PTXQ_OK);
     assert_string_equal(name, "gemm_e4m3_e4m3_block_n192_ts_sm");
+    vcase_make(&v, PTXQ_GEMM_SCALE_TENSOR, 8192, 8192, 8192);
+    assert_int_equal(ptxq_gemm_kernel_for(&v.desc, &v.a, &v.b, &v.d, name, sizeof name), PTXQ_OK);
+    assert_string_equal(name, "gemm_e4m3_e4m3_tensor_n192_ts_c2");
     vcase_make(&v, PTXQ_GEMM_SCALE_TENSOR, 4096, 7168, 16384);
     v.d.dtype = PTXQ_F32; /* no TMA store: the direct-store n160 */
     assert_int_equal(ptxq_gemm_kernel_for(&v.desc, &v.a, &v.b, &v.d, name, sizeof name), PTXQ_OK);
@@ -723,7 +726,9 @@ CASE(test_block_300_c2_n128, PTXQ_GEMM_SCALE_BLOCK, 300, 520, 384, 128, c.cluste
 CASE(test_block_300_n160, PTXQ_GEMM_SCALE_BLOCK, 300, 1000, 384, 160, c.cluster = 1; c.sa_mmajor = 1)
 CASE(test_block_300_n160_c2, PTXQ_GEMM_SCALE_BLOCK, 300, 1000, 512, 160, c.cluster = 2)
 CASE(test_tensor_129_n160, PTXQ_GEMM_SCALE_TENSOR, 129, 257, 256, 160, c.cluster = 1)
-CASE(test_row_300_n160_c2, PTXQ_GEMM_SCALE_ROW, 300, 1000, 256, 160, c.cluster = 2)
+/* direct stores asked: with the TMA store available (aligned BF16 D) 160 now takes it
+ * (test_ts_row_n160_c2); this keeps the direct-store n160 pair kernel covered */
+CASE(test_row_300_n160_c2, PTXQ_GEMM_SCALE_ROW, 300, 1000, 256, 160, c.cluster = 2; c.store = -1)
 CASE(test_tensor_129_n128, PTXQ_GEMM_SCALE_TENSOR, 129, 257, 256, 128, (void)0)
 CASE(test_tensor_129_n192, PTXQ_GEMM_SCALE_TENSOR, 129, 257, 256, 192, (void)0)
 CASE(test_tensor_odd_n_k16, PTXQ_GEMM_SCALE_TENSOR, 77, 195, 48, 192, c.pad_a = 16; c.pad_d = 6)
