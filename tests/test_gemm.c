@@ -238,20 +238,20 @@ static void test_validate(void **state) {
     assert_int_equal(ptxq_gemm_kernel_for(&v.desc, &v.a, &v.b, &v.d, name, sizeof name), PTXQ_OK);
     assert_string_equal(name, "gemm_e4m3_e4m3_row_n160_ts");
     /* 160 with the TMA store for TENSOR / ROW on N = 7168 (44.8 tiles of 160, 37.3 of 192), not
-     * for BLOCK (its n160 K loop is slower: src/gemm.c pick_tile_n) nor at 8192^3 */
-    vcase_make(&v, PTXQ_GEMM_SCALE_TENSOR, 4096, 7168, 16384);
-    assert_int_equal(ptxq_gemm_kernel_for(&v.desc, &v.a, &v.b, &v.d, name, sizeof name), PTXQ_OK);
-    assert_string_equal(name, "gemm_e4m3_e4m3_tensor_n160_ts");
-    vcase_make(&v, PTXQ_GEMM_SCALE_BLOCK, 4096, 7168, 16384);
-    assert_int_equal(ptxq_gemm_kernel_for(&v.desc, &v.a, &v.b, &v.d, name, sizeof name), PTXQ_OK);
-    assert_string_equal(name, "gemm_e4m3_e4m3_block_n192_ts_sm");
-    vcase_make(&v, PTXQ_GEMM_SCALE_TENSOR, 8192, 8192, 8192);
-    assert_int_equal(ptxq_gemm_kernel_for(&v.desc, &v.a, &v.b, &v.d, name, sizeof name), PTXQ_OK);
-    assert_string_equal(name, "gemm_e4m3_e4m3_tensor_n192_ts_c2");
-    vcase_make(&v, PTXQ_GEMM_SCALE_TENSOR, 4096, 7168, 16384);
-    v.d.dtype = PTXQ_F32; /* no TMA store: the direct-store n160 */
-    assert_int_equal(ptxq_gemm_kernel_for(&v.desc, &v.a, &v.b, &v.d, name, sizeof name), PTXQ_OK);
-    assert_string_equal(name, "gemm_e4m3_e4m3_tensor_n160");
+     * for BLOCK (its n160 K loop is slower: src/gemm.c pick_tile_n) nor at 8192^3; F32 D (no TMA
+     * store) takes the direct-store n160 */
+    static const struct { ptxq_gemm_scaling s; int64_t m, n, k; int f32; const char *want; } w160[] = {
+        {PTXQ_GEMM_SCALE_TENSOR, 4096, 7168, 16384, 0, "gemm_e4m3_e4m3_tensor_n160_ts"},
+        {PTXQ_GEMM_SCALE_BLOCK, 4096, 7168, 16384, 0, "gemm_e4m3_e4m3_block_n192_ts_sm"},
+        {PTXQ_GEMM_SCALE_TENSOR, 8192, 8192, 8192, 0, "gemm_e4m3_e4m3_tensor_n192_ts_c2"},
+        {PTXQ_GEMM_SCALE_TENSOR, 4096, 7168, 16384, 1, "gemm_e4m3_e4m3_tensor_n160"},
+    };
+    for (int i = 0; i < 4; ++i) {
+        vcase_make(&v, w160[i].s, w160[i].m, w160[i].n, w160[i].k);
+        if (w160[i].f32) v.d.dtype = PTXQ_F32;
+        assert_int_equal(ptxq_gemm_kernel_for(&v.desc, &v.a, &v.b, &v.d, name, sizeof name), PTXQ_OK);
+        assert_string_equal(name, w160[i].want);
+    }
     vcase_make(&v, PTXQ_GEMM_SCALE_TENSOR, 16384, 8192, 4096); /* 5504 tiles */
     assert_int_equal(ptxq_gemm_kernel_for(&v.desc, &v.a, &v.b, &v.d, name, sizeof name), PTXQ_OK);
     assert_string_equal(name, "gemm_e4m3_e4m3_tensor_n192_ts_c2");
