@@ -116,13 +116,20 @@ static const char *op_name(ptxq_dtype t) {
  * column-waves); at 2048^3 (128 tiles of 256: less than a wave) 2-4% behind 128, so 256 needs a
  * full wave. The H200 alike: +3% / +5.5% / +3% / +4% on the first four shapes. Measured with the
  * TMA store only, so only with it. */
-static int pick_tile_n(int64_t M, int64_t N, int sms, int ts, int block, int bf16) {
+/* The widths with a TMA-store ("_ts") kernel, gen/gemm.py TS_WIDTHS, TS160_MODES and BF16's 256 */
+static int ts_width_built(int tile_n, ptxq_gemm_scaling s, int bf16) {
+    if (tile_n == 128 || tile_n == 192) return 1;
+    if (tile_n == 256) return bf16;
+    return tile_n == 160 && !bf16 && (s == PTXQ_GEMM_SCALE_TENSOR || s == PTXQ_GEMM_SCALE_ROW);
+}
+
+static int pick_tile_n(int64_t M, int64_t N, int sms, int ts, ptxq_gemm_scaling s, int bf16) {
     double best = 0;
     int pick = 192;
     static const int cand[4] = {192, 160, 128, 256};
-    double eff[4] = {1.0, 0.97, block && ts ? 0.85 : 0.90, 1.0};
+    double eff[4] = {1.0, 0.97, s == PTXQ_GEMM_SCALE_BLOCK && ts ? 0.85 : 0.90, 1.0};
     for (int i = 0; i < 4; ++i) {
-        if (ts && cand[i] == 160 && (block || bf16)) continue;
+        if (ts && !ts_width_built(cand[i], s, bf16)) continue;
         int64_t tiles = ceil_div(M, PTXQ_GEMM_TILE_M) * ceil_div(N, cand[i]);
         if (cand[i] == 256 && (!bf16 || !ts || tiles < sms)) continue;
         double cost = (double)ceil_div(tiles, sms) * cand[i] / eff[i];
@@ -196,10 +203,7 @@ static int call_store_ok(const ptxq_gemm_desc *desc, unsigned flags, uint64_t d,
 static int store_ok(const gemm_plan *p, const ptxq_gemm_desc *desc, int store_d, const char *pipe) {
     const char *dflt = desc->scaling == PTXQ_GEMM_SCALE_ROW || desc->scaling == PTXQ_GEMM_SCALE_MX ||
                        p->esz == 2 ? "" : p->tile_n == 128 ? "p2" : "";
-    int ts160 = p->tile_n == 160 && p->esz == 1 && (desc->scaling == PTXQ_GEMM_SCALE_TENSOR ||
-                                                     desc->scaling == PTXQ_GEMM_SCALE_ROW);
-    return store_d && (p->tile_n == 128 || p->tile_n == 192 || p->tile_n == 256 || ts160) &&
-           !strcmp(pipe, dflt);
+    return store_d && ts_width_built(p->tile_n, desc->scaling, p->esz == 2) && !strcmp(pipe, dflt);
 }
 
 /* A scale tensor with an optional leading batch dim: `inner` is the rank and shape without it.
@@ -597,8 +601,8 @@ static int plan_gemm(const ptxq_gemm_desc *desc, const ptxq_tensor *a, const ptx
                 : desc->scaling == PTXQ_GEMM_SCALE_MX ? 128 /* the width built (gen/gemm.py) */
                 : p->tile_m != PTXQ_GEMM_TILE_M ? 128 /* the "_m192" width */
                 : (blk && !ts && !pipe_off())
-                    ? 128 : pick_tile_n(p->M * p->L, p->N, sms > 0 ? sms : 132, ts, blk,
-                                  bf16);
+                    ? 128 : pick_tile_n(p->M * p->L, p->N, sms > 0 ? sms : 132, ts,
+                                  desc->scaling, bf16);
     if (p->tile_n != 128 && p->tile_n != 160 && p->tile_n != 192 && !(bf16 && p->tile_n == 256))
         return ptxq_fail(PTXQ_ERR_INVALID_ARGUMENT, "gemm: tile_n %d; 0, 128, 160 or 192 expected "
                          "(256 too for BF16)", desc->tile_n);
