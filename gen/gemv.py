@@ -268,10 +268,12 @@ def variants():
     for fmt in ("nvfp4", "mxfp4"):
         f = FORMATS[fmt]
         for xt in TC_X:
-            res.append((tc_name(fmt, xt), {"format": fmt, "x": xt, "rows": 16, "elem": f["elem"],
-                                          "scale": f["scale"], "block": f["block"], "unroll": 1,
-                                          "threads": THREADS, "pipe": 0, "twin": 0, "bulk": 0,
-                                          "tc": 1}))
+            prm = {"format": fmt, "x": xt, "rows": 16, "elem": f["elem"], "scale": f["scale"],
+                   "block": f["block"], "unroll": 1, "threads": THREADS, "pipe": 0, "twin": 0,
+                   "bulk": 0, "tc": 1}
+            if (fmt, xt) == ("mxfp4", "f16"):
+                prm["u"] = TC_U_MXFP4_F16
+            res.append((tc_name(fmt, xt), prm))
     return res
 
 
@@ -1378,6 +1380,15 @@ class GV:
 TC_X = ("f16", "bf16")
 
 
+# MXFP4 x F16's tensor-core kernel walks two windows a trip: 60 registers (4 CTAs a SM, as with
+# one). H200, 2026-11-27, two rounds, % of the copy: +0.5 to +2.3 points on all four bench shapes,
+# waiting and independent (e.g. (7168,16384,1) 60.3-61.0 against 59.6-59.7 waiting); H100, three
+# rounds: -0.1 to +3.3 (one waiting (7168,16384,1) sample at 47.7% where its other two read 82.0-82.1
+# and the built kernel 81.4-82.3). With u = 2 on the H200, NVFP4 x F16 (64 registers) lost 2.7-7.2
+# points, the BF16 kernels (70 registers: 3 CTAs a SM) 3.3-14.9.
+TC_U_MXFP4_F16 = 2
+
+
 def tc_name(fmt, xt):
     return f"gemv_{fmt}_{xt}_tc"
 
@@ -1434,8 +1445,9 @@ class TC(GV):
     def __init__(self, name, p, target):
         super().__init__(name, p, target)
         self.R = 16
-        # windows a trip, A's loads issued together (GEMV_OPTS=u=N). H200, 2026-11-25: u = 2 (80
-        # / 71 registers) and 4 (120 / 108) were 3-50% slower than u = 1 (64) on every bench shape
+        # windows a trip (p["u"]; GEMV_OPTS=u=N). H200, 2026-11-25: u = 2 (80 / 71 registers)
+        # and 4 (120 / 108) were 3-50% slower than u = 1 (64) on every bench shape; since then
+        # MXFP4 x F16 takes u = 2 at 60 registers (TC_U_MXFP4_F16), the other three lose with it
         self.TU = int(p.get("u", 1))
         # one x register set and two mma chains (compute_w2; GEMV_OPTS=x2=0/1). H100,
         # 2026-11-25, same process: BF16 x 2-7% faster on all four bench shapes, both formats
@@ -1466,7 +1478,26 @@ class TC(GV):
             k(f"min.u32 {rc}, %row{rr}, %mlast")
             k(f"cvt.u64.u32 {r64}, {rc}")
             ab, sb = k.reg(".b64", f"abase{rr}"), k.reg(".b64", f"sbase{rr}")
-            k(f"mad.lo.u64 {ab}, {r64}, %a_a_m, %a_batch")
+            if self.p.get("pk"):
+                # experiment knob (GEMV_OPTS=pk=1; timing only, wrong results by design): A read
+                # as 16-row x 64-byte tiles (1 KiB, row-major inside, K-fastest), a row group's
+                # tiles 16 row pitches apart: a warp instruction reads 512 contiguous bytes, the
+                # layout a pre-packed weight format would give. H200, 2026-11-27, two rounds:
+                # NVFP4 +0.6 to +5.1 points of the copy (waiting and independent), MXFP4 x BF16
+                # -1.3 to +1.8: the 8-row x 64-byte pattern is not what holds these kernels back
+                tq, tq64 = k.reg(".b32", "t_pkq"), k.reg(".b64", "t_pkq64")
+                k(f"shr.u32 {tq}, {rc}, 4")
+                k(f"cvt.u64.u32 {tq64}, {tq}")
+                k(f"mul.lo.u64 {tq64}, {tq64}, %a_a_m")
+                k(f"shl.b64 {tq64}, {tq64}, 4")
+                k(f"and.b32 {tq}, {rc}, 15")
+                k(f"shl.b32 {tq}, {tq}, 6")
+                k(f"mad.lo.u32 {tq}, %t4, 16, {tq}")
+                k(f"add.u64 {ab}, %a_batch, {tq64}")
+                k(f"cvt.u64.u32 {tq64}, {tq}")
+                k(f"add.u64 {ab}, {ab}, {tq64}")
+            else:
+                k(f"mad.lo.u64 {ab}, {r64}, %a_a_m, %a_batch")
             k(f"add.u64 {sb}, %s_batch, {self.scale_row_offset(rc, r64)}")
         k.reg(".b64", "xrow")
         k("mad.lo.u64 %xrow, %l64, %a_x_l, %a_x")
@@ -1526,12 +1557,22 @@ class TC(GV):
         k(f"@{pd} bra.uni PF_DONE")
         k(f"setp.lt.u32 {pin}, {c}, %a_nch")
         for rr in ("A", "B"):
-            k(f"mad.wide.u32 {aa}, {c}, 16, %abase{rr}")
+            self.a_addr(aa, c, rr)
             k(f"@{pin} prefetch.global.L2 [{aa}]")
         k(f"add.u32 {c}, {c}, {st}")
         k(f"sub.u32 {i}, {i}, 1")
         k("bra.uni PF_LOOP")
         k.label("PF_DONE")
+
+    def a_addr(self, aa, c, rr):
+        """A's address of chunk c of row rr (A or B) of this lane."""
+        k = self.k
+        if self.p.get("pk"):
+            cw = k.reg(".b32", "t_pkc")
+            k(f"shr.u32 {cw}, {c}, 2")
+            k(f"mad.wide.u32 {aa}, {cw}, 1024, %abase{rr}")
+        else:
+            k(f"mad.wide.u32 {aa}, {c}, 16, %abase{rr}")
 
     def load_a(self, u, tail, spair=False):
         """Window u of the trip (chunk c_u = c0 + 4 u WK + t): A's 16 bytes of rows A and B and
@@ -1551,7 +1592,7 @@ class TC(GV):
         for rr in ("A", "B"):
             ws = [k.reg(".b32", f"w{u}{rr}{j}") for j in range(4)]
             aa = k.reg(".b64", f"aaddr{rr}")
-            k(f"mad.wide.u32 {aa}, {c}, 16, %abase{rr}")
+            self.a_addr(aa, c, rr)
             if tail:
                 self.zero(ws)
                 self.ld(ws, aa, "a", "%p_full")
@@ -1744,6 +1785,20 @@ class TC(GV):
             k("setp.gt.u32 %p_stop, %t_end, %a_nfull")
             k("@%p_stop bra.uni TRIP_DONE")
             loaded = [self.load_a(u, False) for u in range(U)]
+            if self.p.get("udep"):
+                # experiment knob (GEMV_OPTS=u=N,udep=1): window 0's first A word depends on the
+                # other windows' through an opaque zero (the flags' bit 31, never set), so ptxas
+                # issues every window's A loads before the first decode. H200, 2026-11-27, u = 2:
+                # NVFP4 x F16 at 64 registers, no spills (4 CTAs a SM as built), 2 KiB of A in
+                # flight a warp: 1.5-7 points of the copy slower than u = 1 on all four shapes,
+                # waiting and independent; the other kernels (70-80 registers) slower still
+                z, t = k.reg(".b32", "t_udz"), k.reg(".b32", "t_udt")
+                k(f"and.b32 {z}, %a_flags, 0x80000000")
+                w0 = loaded[0][1]["A"][0]
+                for u in range(1, U):
+                    for rr in ("A", "B"):
+                        k(f"and.b32 {t}, {loaded[u][1][rr][3]}, {z}")
+                        k(f"or.b32 {w0}, {w0}, {t}")
             for u in range(U):
                 self.compute_w(*loaded[u], False)
             k(f"mad.lo.u32 %c0, %cstep, {U}, %c0")
