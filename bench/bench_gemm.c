@@ -19,6 +19,9 @@
  *                   scales (PTXQ_GEMM_SCALES: warp = BLOCK scales by the scale warp, not TMA),
  *                   e.g. --alt "pipe=h2;split=1", --alt "mx=1;mx=2" or --alt "scales=warp")
  *                   [--group G] [--cluster 0|1|2] [--ctas C] [--reps R] [--no-cublas]
+ *                   [--lt-fast] (cuBLASLt with CUBLASLT_MATMUL_DESC_FAST_ACCUM on: FP8 without
+ *                   promotion, so not at our kernels' accuracy; its figure for reference. H200,
+ *                   2026-11-27: 8192^3 per-tensor +2.5 to +4% over its default)
  *                   [--pdl on|off] (on, the library's default: our GEMMs are launched with
  *                   programmatic dependent launch; cuBLASLt's are plain launches)
  *                   [--batch N] (N calls back to back between a timing's events, the time per
@@ -262,7 +265,7 @@ typedef struct {
 } lt_heur;
 enum { LT_R_32F = 0, LT_R_16BF = 14, LT_R_8F_E4M3 = 28, LT_COMPUTE_32F = 68 };
 enum { LT_DESC_TRANSA = 3, LT_DESC_TRANSB = 4, LT_DESC_A_SCALE = 17, LT_DESC_B_SCALE = 18,
-       LT_DESC_A_SCALE_MODE = 31, LT_DESC_B_SCALE_MODE = 32 };
+       LT_DESC_FAST_ACCUM = 25, LT_DESC_A_SCALE_MODE = 31, LT_DESC_B_SCALE_MODE = 32 };
 /* cublasLtMatmulMatrixScale_t: per-row vectors; 1 x 128 blocks along K; 128 x 128 blocks */
 enum { LT_SCALE_OUTER_VEC_32F = 3, LT_SCALE_VEC128_32F = 4, LT_SCALE_BLK128x128_32F = 5 };
 enum { LT_PREF_WORKSPACE = 1, LT_OP_N = 0, LT_OP_T = 1 };
@@ -341,6 +344,8 @@ typedef struct lt_call {
 
 /* Row-major D[M,N] = A[M,K] . B[N,K]^T is column-major D^T[N,M] = B^T . A with B as cuBLAS's "A"
  * (K x N, op T) and A as its "B" (K x M, op N): the TN layout cuBLASLt's FP8 path requires. */
+static int g_lt_fast; /* --lt-fast: cuBLASLt with CUBLASLT_MATMUL_DESC_FAST_ACCUM on */
+
 static int lt_setup(lt_call *c, cublaslt *L, ptxq_dev *d, int64_t M, int64_t N, int64_t K,
                     uint64_t A, uint64_t B, uint64_t D, uint64_t sa, uint64_t sb,
                     ptxq_gemm_scaling sc, int bf16) {
@@ -354,6 +359,10 @@ static int lt_setup(lt_call *c, cublaslt *L, ptxq_dev *d, int64_t M, int64_t N, 
     int ta = LT_OP_T, tb = LT_OP_N;
     L->op_set(c->op, LT_DESC_TRANSA, &ta, sizeof ta);
     L->op_set(c->op, LT_DESC_TRANSB, &tb, sizeof tb);
+    if (g_lt_fast) { /* FP8 fast accumulation (int8_t attribute): no promotion */
+        int8_t fa = 1;
+        if (L->op_set(c->op, LT_DESC_FAST_ACCUM, &fa, sizeof fa)) return -1;
+    }
     /* the per-tensor scales go in as alpha = sa * sb (the same epilogue multiply as the
      * A/B scale-pointer attributes, which this cuBLASLt did not apply in a first run) */
     if (sc == PTXQ_GEMM_SCALE_TENSOR) {
@@ -735,11 +744,15 @@ int bench_gemm_main(int argc, char **argv) {
     if (bench_open(&d)) return 1;
     cublaslt L;
     int have_lt = !bench_flag(argc, argv, "--no-cublas") && lt_load(&L) == 0;
+    g_lt_fast = bench_flag(argc, argv, "--lt-fast");
     printf("device %s (%d SMs); dense peak FP8 %.0f, BF16 %.0f TFLOPS (H100/H200 SXM datasheet)\n",
            d.info.name, d.info.sm_count, PEAK_TFLOPS, PEAK_TFLOPS_BF16);
     printf("cuBLASLt: %s%s\n", have_lt ? L.path : "not found (tried libcublasLt.so.13/.12/.so and "
-           "the nvidia-cublas pip package)", have_lt ? " (FP8: the call's scaling, FAST_ACCUM off = "
-           "promoted accumulation; BF16: FP32 compute; BF16 out, heuristic's first algorithm)" : "");
+           "the nvidia-cublas pip package)", !have_lt ? "" : g_lt_fast ?
+           " (FP8: the call's scaling, FAST_ACCUM ON (--lt-fast) = no promotion, less accurate than "
+           "ours; BF16: FP32 compute; BF16 out, heuristic's first algorithm)" :
+           " (FP8: the call's scaling, FAST_ACCUM off = promoted accumulation; BF16: FP32 compute; "
+           "BF16 out, heuristic's first algorithm)");
     int reps = (int)bench_opt_int(argc, argv, "--reps", 20);
     int tile_n = (int)bench_opt_int(argc, argv, "--tile-n", 0);
     int group = (int)bench_opt_int(argc, argv, "--group", 0);
