@@ -272,7 +272,7 @@ def variants():
                    "block": f["block"], "unroll": 1, "threads": THREADS, "pipe": 0, "twin": 0,
                    "bulk": 0, "tc": 1}
             if (fmt, xt) == ("mxfp4", "f16"):
-                prm["u"] = TC_U_MXFP4_F16
+                prm["u90"] = TC_U_MXFP4_F16
             res.append((tc_name(fmt, xt), prm))
     return res
 
@@ -1380,8 +1380,8 @@ class GV:
 TC_X = ("f16", "bf16")
 
 
-# MXFP4 x F16's tensor-core kernel walks two windows a trip: 60 registers (4 CTAs a SM, as with
-# one). H200, 2026-11-27, two rounds, % of the copy: +0.5 to +2.3 points on all four bench shapes,
+# MXFP4 x F16's tensor-core kernel walks two windows a trip on sm_90a (param u90; the other
+# targets, not measured, keep one): 60 registers (4 CTAs a SM, as with one). H200, 2026-11-27, two rounds, % of the copy: +0.5 to +2.3 points on all four bench shapes,
 # waiting and independent (e.g. (7168,16384,1) 60.3-61.0 against 59.6-59.7 waiting); H100, three
 # rounds: -0.1 to +3.3 (one waiting (7168,16384,1) sample at 47.7% where its other two read 82.0-82.1
 # and the built kernel 81.4-82.3). With u = 2 on the H200, NVFP4 x F16 (64 registers) lost 2.7-7.2
@@ -1448,7 +1448,7 @@ class TC(GV):
         # windows a trip (p["u"]; GEMV_OPTS=u=N). H200, 2026-11-25: u = 2 (80 / 71 registers)
         # and 4 (120 / 108) were 3-50% slower than u = 1 (64) on every bench shape; since then
         # MXFP4 x F16 takes u = 2 at 60 registers (TC_U_MXFP4_F16), the other three lose with it
-        self.TU = int(p.get("u", 1))
+        self.TU = int(p.get("u", p.get("u90", 1) if target == "sm_90a" else 1))
         # one x register set and two mma chains (compute_w2; GEMV_OPTS=x2=0/1). H100,
         # 2026-11-25, same process: BF16 x 2-7% faster on all four bench shapes, both formats
         # (NVFP4 (7168,16384,1) 27.93 against 30.07 us). F16 x was 8-12% slower until its scale
