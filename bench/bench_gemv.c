@@ -16,6 +16,9 @@
  *                   [--shape M,K,L] [--reps N] [--sweep] [--rows-per-thread R] [--k-warps W]
  *                   [--pdl off|on|early|indep[,...]] [--prefetch T[,...]] [--pipelined P[,...]]
  *                   [--batch N] [--graph] [--read CTAS/LOADS[/THREADS][,...]]
+ *                   [--scales rowmajor|128x4]
+ *     --scales: A's scale layout, row-major [L][M][K/B] (default) or PTXQ_SCALE_128x4 (the
+ *     hackathon's and ptxq_quantize's tiled layout; the bytes that must move stay L * M * K/B).
  *     --pdl: launch without PDL, with PDL (the default: wait before any load), or with PDL and
  *     PTXQ_GEMV_STATIC_WEIGHTS (A's L2 prefetch before the wait; legal here: nothing writes A).
  *     With --graph, on GPUs with 4 TB/s of DRAM or more, and on grids of at most two waves, "on"
@@ -212,6 +215,7 @@ typedef struct bench_modes {
     unsigned read_ctas[MAX_MODES];  /* grids of the read-only floor (0: 12 CTAs per SM) */
     unsigned read_loads[MAX_MODES]; /* its loads per thread per trip, 1..8 */
     unsigned read_threads[MAX_MODES]; /* its CTA size: 256 (default), 128, 64 or 32 */
+    int sf128;               /* --scales 128x4: A's scales in PTXQ_SCALE_128x4 */
 } bench_modes;
 
 static const char *pdl_name(unsigned flags) {
@@ -243,13 +247,17 @@ static int bench_one(ptxq_dev *d, ptxq_gemv_format f, ptxq_dtype xt, ptxq_dtype 
     c.K = K;
     c.L = L < 2 ? L : 2;
     c.globals = f == PTXQ_GEMV_NVFP4;
+    c.scales = md->sf128 ? 2 : 0;
     c.seed = (uint64_t)time(NULL) ^ (uint64_t)(M * 31 + K);
     gemv_result vr;
     int bad = gemv_case_run(d, &c, &vr);
 
     /* 2. device data: `copies` instances of A + scales, then x, x scales, y */
     size_t a_bytes = (size_t)(L * M * K * ptxq_dtype_bits(elem) / 8);
-    size_t as_bytes = (size_t)(L * M * nk);
+    /* 128x4: whole 128-row x 4-block tiles of 512 bytes per batch (the bytes that must move are
+     * still counted as L * M * nk) */
+    size_t as_need = (size_t)(L * M * nk);
+    size_t as_bytes = md->sf128 ? (size_t)(L * ((M + 127) / 128) * ((nk + 3) / 4) * 512) : as_need;
     size_t x_bytes = (size_t)(L * K * ptxq_dtype_bits(xd) / 8), xs_bytes = quant_x ? (size_t)(L * nk) : 0;
     size_t y_bytes = (size_t)(L * M * ptxq_dtype_bits(yt) / 8);
     size_t inst = round256(a_bytes) + round256(as_bytes);
@@ -285,14 +293,20 @@ static int bench_one(ptxq_dev *d, ptxq_gemv_format f, ptxq_dtype xt, ptxq_dtype 
     dev_upload(d, dg, &one, 4);
     int64_t ash[3] = {L, M, K}, ssh[3] = {L, M, nk}, xsh[2] = {L, K}, xssh[2] = {L, nk}, ysh[2] = {L, M};
     G.a = ptxq_tensor_make(elem, 3, ash, G.a0);
-    G.as = ptxq_tensor_make(sdt, 3, ssh, G.as0);
+    if (md->sf128) {
+        int64_t sh1[1] = {(int64_t)as_bytes};
+        G.as = ptxq_tensor_make(sdt, 1, sh1, G.as0);
+        G.desc.a_scale_layout = PTXQ_SCALE_128x4;
+    } else {
+        G.as = ptxq_tensor_make(sdt, 3, ssh, G.as0);
+    }
     G.x = ptxq_tensor_make(xd, 2, xsh, dx);
     G.xs = ptxq_tensor_make(sdt, 2, xssh, dxs);
     G.y = ptxq_tensor_make(yt, 2, ysh, dy);
     G.quant_x = quant_x;
     G.desc.format = f;
     G.desc.a_global = f == PTXQ_GEMV_NVFP4 ? dg : 0;
-    size_t must = a_bytes + as_bytes + x_bytes + xs_bytes + y_bytes;
+    size_t must = a_bytes + as_need + x_bytes + xs_bytes + y_bytes;
     double bound_us = (double)must / (cp->gbps * 1e3);
     char xname[8];
     snprintf(xname, sizeof xname, "%s", quant_x ? gemv_format_name(f) : ptxq_dtype_name(xt));
@@ -387,6 +401,14 @@ int bench_gemv_main(int argc, char **argv) {
     bench_modes md;
     memset(&md, 0, sizeof md);
     md.batch = (int)bench_opt_int(argc, argv, "--batch", 32);
+    {
+        const char *sl = bench_opt(argc, argv, "--scales", "rowmajor");
+        if (strcmp(sl, "rowmajor") && strcmp(sl, "128x4")) {
+            fprintf(stderr, "bench gemv: --scales rowmajor|128x4\n");
+            return 2;
+        }
+        md.sf128 = !strcmp(sl, "128x4");
+    }
     md.graph = bench_flag(argc, argv, "--graph");
     {
         char buf[128];
