@@ -153,6 +153,8 @@ FLAG_EARLY = 32    # the caller promised A and its scales are not written by the
 FLAG_NOWAIT = 128  # the caller promised the call is independent of every kernel that may still run
                    # (PTXQ_GEMV_INDEPENDENT): no griddepcontrol.wait at all
 FLAG_NOSPF = 256   # the L2 prefetch covers A only, not its scale bytes (the runtime's choice)
+FLAG_RI32 = 512    # rows interleaved by 32 (128x4 scales, R = 2 or 4; see ri_row): a thread's rows
+                   # are row0 + 32 r, whose scales share one 16-byte group of the 128x4 layout
 # bit 31 is never set: the F16 tensor-core kernels make an opaque zero of it (TC, sdep)
 
 
@@ -473,6 +475,7 @@ class GV:
         self.nv = self.fmt == "nvfp4"
         self.same = self.xt == "same"
         self.layout, self.argsize = arg_layout()
+        self.tc_class = bool(p.get("tc"))   # the tensor-core kernels map rows their own way
         # sm_90a FP4 x FP4: int8 decode + dp4a (integer block sums); GEMV_OPTS tunes experiments
         self.dp = self.same and self.fp4 and target == "sm_90a"
         self.shift = p.get("shift", "shr")
@@ -538,6 +541,8 @@ class GV:
         row0 = k.reg(".b32", "row0")
         k(f"mul.lo.u32 {row0}, {tile}, {rpc}")
         k(f"mad.lo.u32 {row0}, {wm}, {R}, {row0}")
+        if not self.tc_class:
+            self.ri_row(row0, row0, self.ri_pred())
         l64 = k.reg(".b64", "l64")
         k(f"cvt.u64.u32 {l64}, {l}")
 
@@ -548,6 +553,50 @@ class GV:
         ft = k.reg(".b32", "t_flag")
         k(f"and.b32 {ft}, %a_flags, {FLAG_SF128x4}")
         k(f"setp.ne.u32 {p128}, {ft}, 0")
+
+    def a_pitch(self):
+        """A fresh .b64 register: A's row pitch, a_m / 32 under FLAG_RI32 (see setup)."""
+        k = self.k
+        pit, sh = k.reg(".b64", "t_pitch"), k.reg(".b32", "t_psh")
+        k(f"selp.u32 {sh}, 5, 0, {self.ri_pred()}")
+        k(f"shr.u64 {pit}, %a_a_m, {sh}")
+        return pit
+
+    def ri_pred(self):
+        """A fresh predicate: FLAG_RI32 set (read where needed: one live across the loops cost
+        ptxas a register)."""
+        k = self.k
+        t, p = k.reg(".b32", "t_rif"), k.reg(".pred", "p_ri")
+        k(f"and.b32 {t}, %a_flags, {FLAG_RI32}")
+        k(f"setp.ne.u32 {p}, {t}, 0")
+        return p
+
+    def ri_step(self):
+        """A fresh register: the row step between a thread's rows, 32 with FLAG_RI32, else 1."""
+        rs = self.k.reg(".b32", "t_rs")
+        self.k(f"selp.u32 {rs}, 32, 1, {self.ri_pred()}")
+        return rs
+
+    def ri_row(self, dst, v, pri):
+        """dst = the row of standard row index v (= row group gw times R plus r) under FLAG_RI32:
+        row group gw takes rows (gw / 32) * 32 R + gw % 32 + 32 r, so the 32 row groups of a
+        32 R-row block read every row once and a thread's R rows are 32 apart (the 128x4 scale
+        layout keeps rows m, m + 32, m + 64, m + 96 of a K-block group in one 16-byte run; row
+        groups m .. m + 31 fill its 512 bytes). Without the flag dst = v. R = 1: the identity."""
+        k, R = self.k, self.R
+        if R == 1:
+            if dst != v:
+                k(f"mov.u32 {dst}, {v}")
+            return
+        lg = R.bit_length() - 1
+        g, o = k.reg(".b32", "t_rig"), k.reg(".b32", "t_rio")
+        k(f"shr.u32 {g}, {v}, {lg}")
+        k(f"and.b32 {o}, {g}, -32")
+        k(f"shl.b32 {o}, {o}, {lg}")
+        k(f"bfi.b32 {o}, {g}, {o}, 0, 5")
+        k(f"and.b32 {g}, {v}, {R - 1}")
+        k(f"bfi.b32 {o}, {g}, {o}, 5, {lg}")
+        k(f"selp.b32 {dst}, {o}, {v}, {pri}")
 
     def policies(self):
         k = self.k
@@ -566,23 +615,34 @@ class GV:
         if not self.chain:
             self.row_bases()
         else:
-            k.comment("chained row addresses: row r's = row r-1's + the row stride (A: a_m; scales:\n"
-                      "as_m, or 16 in the 128x4 layout, where rows 4i .. 4i+3 share a 32-row group),\n"
-                      "one 64-bit base per thread instead of R")
+            k.comment("chained row addresses: row r's = row r-1's + the step between a thread's rows\n"
+                      "(A: a_m, the row pitch or 32 pitches with FLAG_RI32; scales: as_m, or in the\n"
+                      "128x4 layout 16 (rows 4i .. 4i+3 share a 32-row group) or 4 (FLAG_RI32)), one\n"
+                      "64-bit base per thread instead of R")
             r64 = k.reg(".b64", "row64")
             k.reg(".b64", "abase0")
             k.reg(".b64", "sbase0")
             k(f"cvt.u64.u32 {r64}, {row0}")
-            k(f"mad.lo.u64 %abase0, {r64}, %a_a_m, {abl}")
+            k.comment("a_m is the step between a thread's rows: the row pitch, or 32 pitches with\n"
+                      "FLAG_RI32 (the runtime's choice; a second 64-bit argument cost ptxas 2 registers\n"
+                      "in the NVFP4 r4 kernel)")
+            pit = self.a_pitch()
+            k(f"mad.lo.u64 %abase0, {r64}, {pit}, {abl}")
             k(f"add.u64 %sbase0, {sbl}, {self.scale_row_offset(row0, r64)}")
+            k.comment("NOTE: the scales' row step as a computed register, not a second 64-bit\n"
+                      "argument: with both steps as arguments ptxas took 66 registers in the NVFP4 r4\n"
+                      "kernel (64: 4 CTAs a SM)")
             k.reg(".b64", "srow")
             k(f"selp.b64 %srow, 16, %a_as_m, {p128}")
+            k(f"selp.b64 %srow, 4, %srow, {self.ri_pred()}")
+
             k.comment("the fast copy of the loops: all R rows exist (warp-uniform: row0 is per\n"
                       "warp)" + ("; each scale pair is one aligned u16 (FLAG_SPAIR)" if self.nv else ""))
             k.reg(".pred", "p_rows")
             k.reg(".pred", "p_fast")
             k.reg(".b32", "t_rend")
-            k(f"add.u32 %t_rend, {row0}, {R}")
+            k(f"mad.lo.u32 %t_rend, {self.ri_step()}, {R - 1}, {row0}")
+            k(f"add.u32 %t_rend, %t_rend, 1")
             k(f"setp.le.u32 %p_rows, %t_rend, %a_m")
             k("mov.pred %p_fast, %p_rows")
             if self.nv:
@@ -655,21 +715,30 @@ class GV:
         k.comment("per-row bases; rows past M are clamped to M - 1 (computed, never stored)")
         mlast, rowc, r64 = k.reg(".b32", "mlast"), k.reg(".b32", "rowc"), k.reg(".b64", "row64")
         k(f"sub.u32 {mlast}, %a_m, 1")
+        rs, pit = self.ri_step(), self.a_pitch()
         for r in range(R):
             ab, sb = k.reg(".b64", f"abase{r}"), k.reg(".b64", f"sbase{r}")
-            k(f"add.u32 {rowc}, %row0, {r}")
+            k(f"mad.lo.u32 {rowc}, {rs}, {r}, %row0")
             k(f"min.u32 {rowc}, {rowc}, {mlast}")
             k(f"cvt.u64.u32 {r64}, {rowc}")
-            k(f"mad.lo.u64 {ab}, {r64}, %a_a_m, %a_batch")
+            k(f"mad.lo.u64 {ab}, {r64}, {pit}, %a_batch")
             k(f"add.u64 {sb}, %s_batch, {self.scale_row_offset(rowc, r64)}")
 
     # ---- one trip: U chunks of each of R rows ----------------------------------------------
     def ld(self, dst, addr, which, pred=None, width="u8"):
         """which: 'a' (stream) or 'x' (keep). dst: list of 1, 2 or 4 .b32, or one byte reg."""
         k = self.k
-        cache = ("ld.global.nc.L1::no_allocate.L2::cache_hint" if which == "a"
-                 else "ld.global.nc.L1::evict_last.L2::cache_hint")
-        pol = "%pol_a" if which == "a" else "%pol_x"
+        # "s": A's scale bytes in the CUDA-core kernels go through L1 (evict_normal; L2
+        # evict_first as A's): a thread's rows share their scales' lines in the 128x4 layout
+        # (rows 32 apart, FLAG_RI32), so the later rows' loads hit L1. H200, 2026-11-27, x in A's
+        # format, % of the copy, two rounds: 128x4 scales NVFP4 +4.3 to +18.1 points on the four
+        # bench shapes (4096,7168,8 73.1 -> 88.1-88.6 waiting), MXFP4 0.0 to +5.0, MXFP8 -1.9
+        # to +3.6; row-major scales -1.9 to +3.5 over two calls (no allocation: the old policy,
+        # GEMV_OPTS=scache=0)
+        cache = {"a": "ld.global.nc.L1::no_allocate.L2::cache_hint",
+                 "s": "ld.global.nc.L1::evict_normal.L2::cache_hint"}.get(
+                     which, "ld.global.nc.L1::evict_last.L2::cache_hint")
+        pol = "%pol_a" if which in ("a", "s") else "%pol_x"
         pre = f"@{pred} " if pred else ""
         if len(dst) == 4:
             # NOTE: A's L2 prefetch size, .L2::128B (it was .L2::256B). 2026-11-26, two rounds
@@ -805,7 +874,9 @@ class GV:
                 if pred and self.nv:
                     self.ld(words[:2], aa, "a", ph)
                 awu.append(words)
-                asu.append(self.scale_bytes(f"as{sfx}{u}_{r}", sa, nxt, "a", pred, pf, pany))
+                asu.append(self.scale_bytes(f"as{sfx}{u}_{r}", sa, nxt,
+                                            "s" if self.p.get("scache", 1) else "a", pred, pf,
+                                            pany))
             aw.append(awu)
             asb.append(asu)
         return (U, xw, xsb, aw, asb)
@@ -1277,7 +1348,7 @@ class GV:
             k(f"setp.eq.u32 {pl}, %lane, {r}")
             k(f"selp.f32 {t}, {self.acc[r]}, {t}, {pl}")
         k(f"add.f32 {s}, {t}, 0f00000000")
-        k(f"add.u32 {row}, %row0, %lane")
+        k(f"mad.lo.u32 {row}, {self.ri_step()}, %lane, %row0")
         k("bra Y_ROW")
         k.label("RED_SMEM")
         sm, p0 = k.reg(".b32", "smem"), k.reg(".pred", "p_lane0")
@@ -1304,6 +1375,7 @@ class GV:
         k(f"shl.b32 {n}, 1, %a_wk_shift")
         sum_parts(k, s, t, ad, n, pl, 4 * R)
         k(f"mad.lo.u32 {row}, %tile, %rpc, %thread")
+        self.ri_row(row, row, self.ri_pred())
         k.label("Y_ROW")
         k(f"setp.ge.u32 {pf}, {row}, %a_m")
         k(f"@{pf} bra DONE")
@@ -2058,7 +2130,7 @@ def c_header():
     defs = {"THREADS": THREADS, "WARPS": WARPS, "Y_F32": Y_F32, "Y_F16": Y_F16,
             "Y_BF16": Y_BF16, "FLAG_SF128x4": FLAG_SF128x4, "FLAG_GA": FLAG_GA,
             "FLAG_GX": FLAG_GX, "FLAG_EARLY": FLAG_EARLY, "FLAG_SPAIR": FLAG_SPAIR,
-            "FLAG_NOWAIT": FLAG_NOWAIT, "FLAG_NOSPF": FLAG_NOSPF}
+            "FLAG_NOWAIT": FLAG_NOWAIT, "FLAG_NOSPF": FLAG_NOSPF, "FLAG_RI32": FLAG_RI32}
     out += [f"#define PTXQ_GEMV_{key} {val}" for key, val in defs.items()]
     out.append("#endif")
     return "\n".join(out) + "\n"

@@ -389,6 +389,9 @@ typedef struct ptxq_gemv_plan {
     int nowait;            /* PDL launch without the wait (PTXQ_GEMV_INDEPENDENT) */
     int pipelined;         /* 1: the software-pipelined kernel (name ends in "s"), 2: the
                               bulk-copy ring kernel (name ends in "b") */
+    int rows_step;         /* rows between a thread's rows: 1, or 32 where A's scales are 128x4
+                              and rows_per_thread is 2 or 4 (its rows then share the scale
+                              layout's 16-byte runs; the grid covers whole 32 * R-row blocks) */
 } ptxq_gemv_plan;
 
 /* Every check ptxq_gemv makes, without a device: PTXQ_OK if the call would be accepted. */

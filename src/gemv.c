@@ -302,6 +302,23 @@ static void kernel_name(const gemv_shape *s, int rows, char *buf, size_t n) {
         snprintf(buf, n, "gemv_%s_%s_r%d", k_fmt_names[s->fmt], xn, rows);
 }
 
+/* With 128x4 A scales the plain kernels' R = 2 or 4 rows of a thread lie 32 apart (FLAG_RI32;
+ * gen/gemv.py, ri_row): the 128x4 layout keeps rows m, m + 32, m + 64, m + 96 of four K blocks in
+ * one 16-byte run, so a warp's scale loads touch a quarter of the sectors that rows m .. m + 3
+ * (each in its own run, 16 bytes apart) do. A thread's rows step by 32 pitches (args.a_m), and the
+ * grid covers whole blocks of 32 R rows. H200, 2026-11-27, x in A's format, % of the copy, 128x4
+ * scales with consecutive rows: NVFP4 52-83, MXFP4 68-109, MXFP8 86-116, against 79-116 with
+ * row-major scales (bench/RESULTS.md, thirty-fourth session). */
+static int rows_interleaved(const gemv_shape *s, int rows) {
+    return (s->args.flags & PTXQ_GEMV_FLAG_SF128x4) && (rows == 2 || rows == 4);
+}
+
+static int64_t plan_tiles(const gemv_shape *s, int rows, int rows_per_cta) {
+    if (rows_interleaved(s, rows))
+        return ceil_div(s->M, 32 * rows) * (32 * rows / rows_per_cta);
+    return ceil_div(s->M, rows_per_cta);
+}
+
 /* Fills *p for (rows, wk); returns its score (0 if the kernel is missing). */
 static double score_plan(const gemv_shape *s, const char *target, int sms, int dram, int rows,
                          int wk,
@@ -318,7 +335,7 @@ static double score_plan(const gemv_shape *s, const char *target, int sms, int d
     int regs = e->registers > 0 ? (e->registers + 7) / 8 * 8 : 64;
     int cps = 65536 / (PTXQ_GEMV_THREADS * regs);
     p->ctas_per_sm = cps < 1 ? 1 : cps > 2048 / PTXQ_GEMV_THREADS ? 2048 / PTXQ_GEMV_THREADS : cps;
-    int64_t tiles = ceil_div(s->M, p->rows_per_cta);
+    int64_t tiles = plan_tiles(s, rows, p->rows_per_cta);
     int64_t ctas = s->L * tiles;
     p->grid = (unsigned)(ctas > 0x7FFFFFFFll ? 0x7FFFFFFFll : ctas);
     double slots = (double)sms * p->ctas_per_sm;
@@ -633,7 +650,16 @@ static int plan_all(ptxq_context *ctx, const ptxq_gemv_desc *d, const ptxq_tenso
         return st;
     int shift = p->k_warps == 1 ? 0 : p->k_warps == 2 ? 1 : p->k_warps == 4 ? 2 : 3;
     s->args.wk_shift = (uint32_t)shift;
-    s->args.tiles = (uint32_t)ceil_div(s->M, p->rows_per_cta);
+    int64_t tiles = plan_tiles(s, p->rows_per_thread, p->rows_per_cta);
+    if (tiles * s->L > 0x7FFFFFFFll)
+        return ptxq_fail(PTXQ_ERR_SHAPE, "gemv: L * row tiles exceeds the grid limit");
+    s->args.tiles = (uint32_t)tiles;
+    p->rows_step = 1;
+    if (rows_interleaved(s, p->rows_per_thread)) {
+        p->rows_step = 32;
+        s->args.flags |= PTXQ_GEMV_FLAG_RI32;
+        s->args.a_m *= 32; /* the kernels' step between a thread's rows (gen/gemv.py, setup) */
+    }
     if ((int64_t)s->args.tiles * s->L > 0x7FFFFFFFll)
         return ptxq_fail(PTXQ_ERR_SHAPE, "gemv: L * row tiles exceeds the grid limit");
     ptxq_gemv_tile_magic(s->args.tiles, &s->args.tmag, &s->args.tsh);

@@ -492,6 +492,50 @@ static void test_every_plan(void **state) {
     assert_int_equal(fails, 0);
 }
 
+/* 128x4 A scales on every plain plan (FLAG_RI32: R = 2, 4 take rows 32 apart, the grid whole
+ * 32 R-row blocks): M ragged across several 128-row tiles (300) and below one (77), every format,
+ * x in A's format and BF16, every warps-along-K; the plan must report the row step it ran. */
+static void test_sf128_rows(void **state) {
+    (void)state;
+    if (no_gpu()) skip();
+    static const int rs[3] = {1, 2, 4}, ks[4] = {1, 2, 4, 8};
+    int fails = 0, ri = 0;
+    for (int f = 0; f < 3; ++f)
+        for (int xi = 0; xi < 2; ++xi)
+            for (int i = 0; i < 12; ++i) {
+                gemv_case c;
+                memset(&c, 0, sizeof c);
+                c.format = k_formats[f];
+                c.x = k_x[xi];
+                c.y = k_y[i % 3];
+                c.M = i % 2 ? 300 : 77;
+                c.K = f == 0 ? 2048 + 16 : 2048 + 32;
+                c.L = 2;
+                c.scales = 2;
+                c.rows_per_thread = rs[i / 4];
+                c.k_warps = ks[i % 4];
+                c.globals = 1;
+                c.seed = g_test.seed++;
+                gemv_result r;
+                char desc[256];
+                gemv_case_describe(&c, desc, sizeof desc);
+                int rc = gemv_case_run(&g_test.dev, &c, &r);
+                int want = c.rows_per_thread > 1 ? 32 : 1;
+                if (rc || r.plan.rows_step != want) {
+                    printf("[ FAIL     ] %s: %s r%d k%d rows_step %d (want %d) grid %u | wrong "
+                           "%lld/%lld, pad %lld %s\n", desc, r.plan.kernel, r.plan.rows_per_thread,
+                           r.plan.k_warps, r.plan.rows_step, want, r.plan.grid,
+                           (long long)r.wrong, (long long)r.outputs, (long long)r.pad_touched,
+                           rc < 0 ? r.msg : "");
+                    ++fails;
+                }
+                ri += r.plan.rows_step == 32;
+            }
+    printf("[ INFO     ] %d of 72 cases ran with rows 32 apart\n", ri);
+    assert_int_equal(fails, 0);
+    assert_int_equal(ri, 48);
+}
+
 /* The hackathon's (7168, 2048, 4) with M ragged, FP4 x FP4: a grid past one wave whose warps make
  * 2 trips, where the runtime lets only the first wave's CTAs prefetch (plan.prefetch_ctas). */
 static void test_first_wave_prefetch(void **state) {
@@ -1303,6 +1347,7 @@ int main(void) {
         cmocka_unit_test(test_all_combinations),
         cmocka_unit_test(test_layouts),
         cmocka_unit_test(test_every_plan),
+        cmocka_unit_test(test_sf128_rows),
         cmocka_unit_test(test_bad_inputs_untouched),
         cmocka_unit_test(test_pdl_chain),
         cmocka_unit_test(test_graph_a_written),
