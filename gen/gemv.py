@@ -11,7 +11,9 @@ Work decomposition
   A *chunk* is 16 bytes of one row of A: 32 FP4 or 16 FP8 elements. Lane l of a warp takes chunk
   c = cb + l, so one warp instruction reads 512 contiguous bytes of a row (every sector whole).
   A thread owns R rows (R = 1, 2, 4: the kernel variants) and loads the same chunk of each, so
-  the x chunk (and its scales) is loaded and decoded once for R rows. The CTA is 8 warps; at run
+  the x chunk (and its scales) is loaded and decoded once for R rows. They are consecutive rows,
+  or with A's scales in the 128x4 layout (R = 2, 4; FLAG_RI32) rows 32 apart, whose scales share
+  the layout's 16-byte runs (ri_row). The CTA is 8 warps; at run
   time they split into 8/WK row groups x WK warps along K (WK = 1, 2, 4, 8, a shift in the
   arguments), so a CTA covers 8/WK * R rows and the grid is L * ceil(M / that). The runtime
   picks R and WK per shape (src/gemv.c) and callers can override both.

@@ -488,6 +488,7 @@ static void pick_twin(const gemv_shape *s, const ptxq_gemv_desc *d, const char *
 typedef struct plan_memo {
     const char *target;
     int sms, dram, fmt, xk, rows, kw, pipe, ring; /* ring: bulk_ok */
+    int sf128;                                    /* 128x4 A scales: the grid (plan_tiles) */
     int64_t M, L, nch;
     ptxq_gemv_plan plan;
 } plan_memo;
@@ -499,11 +500,15 @@ static int memo_plan(const gemv_shape *s, const ptxq_gemv_desc *d, const char *t
                      int dram, ptxq_gemv_plan *p) {
     /* NOTE: the ring's eligibility depends on alignments and strides, not only on the shape */
     int ring = (s->fmt == 0 && s->xk == 0) ? bulk_ok(s) : 0;
+    /* NOTE: the grid depends on the scale layout too (rows 32 apart with 128x4: plan_tiles); a
+     * review found one layout's grid reused for the other on the same shape (rows unwritten, or
+     * CTAs past the last batch) */
+    int sf128 = (s->args.flags & PTXQ_GEMV_FLAG_SF128x4) != 0;
     for (int i = 0; i < PLAN_MEMO; ++i) {
         const plan_memo *m = &g_memo[i];
         if (m->target == target && m->target && m->sms == sms && m->dram == dram && m->fmt == s->fmt &&
             m->xk == s->xk && m->rows == d->rows_per_thread && m->kw == d->k_warps &&
-            m->pipe == d->pipelined && m->ring == ring &&
+            m->pipe == d->pipelined && m->ring == ring && m->sf128 == sf128 &&
             m->M == s->M && m->L == s->L && m->nch == s->nch) {
             *p = m->plan;
             return PTXQ_OK;
@@ -515,7 +520,7 @@ static int memo_plan(const gemv_shape *s, const ptxq_gemv_desc *d, const char *t
     plan_memo *m = &g_memo[g_memo_next];
     g_memo_next = (g_memo_next + 1) % PLAN_MEMO;
     *m = (plan_memo){target, sms, dram, s->fmt, s->xk, d->rows_per_thread, d->k_warps, d->pipelined, ring,
-                     s->M, s->L, s->nch, *p};
+                     sf128, s->M, s->L, s->nch, *p};
     return PTXQ_OK;
 }
 
@@ -654,14 +659,15 @@ static int plan_all(ptxq_context *ctx, const ptxq_gemv_desc *d, const ptxq_tenso
     if (tiles * s->L > 0x7FFFFFFFll)
         return ptxq_fail(PTXQ_ERR_SHAPE, "gemv: L * row tiles exceeds the grid limit");
     s->args.tiles = (uint32_t)tiles;
+    if ((int64_t)p->grid != tiles * s->L)
+        return ptxq_fail(PTXQ_ERR_INVALID_ARGUMENT, "gemv: internal: plan grid %u, tiles %lld x L %lld",
+                         p->grid, (long long)tiles, (long long)s->L);
     p->rows_step = 1;
     if (rows_interleaved(s, p->rows_per_thread)) {
         p->rows_step = 32;
         s->args.flags |= PTXQ_GEMV_FLAG_RI32;
         s->args.a_m *= 32; /* the kernels' step between a thread's rows (gen/gemv.py, setup) */
     }
-    if ((int64_t)s->args.tiles * s->L > 0x7FFFFFFFll)
-        return ptxq_fail(PTXQ_ERR_SHAPE, "gemv: L * row tiles exceeds the grid limit");
     ptxq_gemv_tile_magic(s->args.tiles, &s->args.tmag, &s->args.tsh);
     p->pdl = pdl;
     p->early = early;
