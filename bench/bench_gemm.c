@@ -19,9 +19,10 @@
  *                   scales (PTXQ_GEMM_SCALES: warp = BLOCK scales by the scale warp, not TMA),
  *                   e.g. --alt "pipe=h2;split=1", --alt "mx=1;mx=2" or --alt "scales=warp")
  *                   [--group G] [--cluster 0|1|2] [--ctas C] [--reps R] [--no-cublas]
- *                   [--lt-fast] (cuBLASLt with CUBLASLT_MATMUL_DESC_FAST_ACCUM on: FP8 without
- *                   promotion, so not at our kernels' accuracy; its figure for reference. H200,
- *                   2026-11-27: 8192^3 per-tensor +2.5 to +4% over its default)
+ *                   [--lt-fast] (cuBLASLt with CUBLASLT_MATMUL_DESC_FAST_ACCUM on for per-tensor
+ *                   FP8, marked "cuBLASLt FAST_ACCUM" on each row: no promotion, so not at our
+ *                   kernels' accuracy; its figure for reference. H200, 2026-11-27: 8192^3 +2.5
+ *                   to +4% over its default)
  *                   [--pdl on|off] (on, the library's default: our GEMMs are launched with
  *                   programmatic dependent launch; cuBLASLt's are plain launches)
  *                   [--batch N] (N calls back to back between a timing's events, the time per
@@ -359,7 +360,8 @@ static int lt_setup(lt_call *c, cublaslt *L, ptxq_dev *d, int64_t M, int64_t N, 
     int ta = LT_OP_T, tb = LT_OP_N;
     L->op_set(c->op, LT_DESC_TRANSA, &ta, sizeof ta);
     L->op_set(c->op, LT_DESC_TRANSB, &tb, sizeof tb);
-    if (g_lt_fast) { /* FP8 fast accumulation (int8_t attribute): no promotion */
+    if (g_lt_fast && !bf16 && sc == PTXQ_GEMM_SCALE_TENSOR) { /* FP8 fast accumulation (int8_t
+                                                                attribute): no promotion */
         int8_t fa = 1;
         if (L->op_set(c->op, LT_DESC_FAST_ACCUM, &fa, sizeof fa)) return -1;
     }
@@ -713,8 +715,10 @@ static int bench_one(ptxq_dev *d, cublaslt *L, int have_lt, int64_t M, int64_t N
                     if (fabs(y) > mx) mx = fabs(y);
                     if (fabs(y) > 0 && fabs(x - y) / fabs(y) > mr) mr = fabs(x - y) / fabs(y);
                 }
-                printf("  | cuBLASLt %8.4f ms %7.1f TFLOPS%s  ratio %.3fx  (vs ours: max|diff|/max|D| "
-                       "%.2g, max rel %.2g; worst [%zu,%zu] ours %.6g cublas %.6g)", lms, ltf, lclk, tf / ltf,
+                printf("  | cuBLASLt%s %8.4f ms %7.1f TFLOPS%s  ratio %.3fx  (vs ours: max|diff|/max|D| "
+                       "%.2g, max rel %.2g; worst [%zu,%zu] ours %.6g cublas %.6g)",
+                       g_lt_fast && !bf16 && s == PTXQ_GEMM_SCALE_TENSOR ? " FAST_ACCUM" : "", lms, ltf,
+                       lclk, tf / ltf,
                        mx > 0 ? md / mx : md, mr, at / (size_t)N, at % (size_t)N,
                        ptxq_bf16_decode(h1[at]), ptxq_bf16_decode(h2[at]));
                 free(h1);
@@ -749,8 +753,8 @@ int bench_gemm_main(int argc, char **argv) {
            d.info.name, d.info.sm_count, PEAK_TFLOPS, PEAK_TFLOPS_BF16);
     printf("cuBLASLt: %s%s\n", have_lt ? L.path : "not found (tried libcublasLt.so.13/.12/.so and "
            "the nvidia-cublas pip package)", !have_lt ? "" : g_lt_fast ?
-           " (FP8: the call's scaling, FAST_ACCUM ON (--lt-fast) = no promotion, less accurate than "
-           "ours; BF16: FP32 compute; BF16 out, heuristic's first algorithm)" :
+           " (FP8: the call's scaling; per-tensor with FAST_ACCUM ON (--lt-fast) = no promotion, "
+           "less accurate than ours; BF16: FP32 compute; BF16 out, heuristic's first algorithm)" :
            " (FP8: the call's scaling, FAST_ACCUM off = promoted accumulation; BF16: FP32 compute; "
            "BF16 out, heuristic's first algorithm)");
     int reps = (int)bench_opt_int(argc, argv, "--reps", 20);

@@ -429,6 +429,8 @@ class G:
         # FAST_ACCUM 1515-1523 (1.017-1.021x); 2000x3000x4096 max relative error 0.025 against
         # 0.004 promoted. The promotion costs the K loop under 2%: not kept
         self.direct = self.ab[0] == "bf16" or p.get("accum") == "fast"
+        assert p.get("accum") != "fast" or self.mode == "tensor", \
+            "accum=fast: per-tensor scaling only (the direct consumer applies no per-block scales)"
         self.ts = p.get("store") == "tma"
         # cw consumer warpgroups of 64 rows each: the tile is 64 * cw rows (M192_NOTE)
         self.cw = p.get("cw", 2)

@@ -378,7 +378,8 @@ typedef struct ptxq_gemv_plan {
                               (a warp owns 16 rows) */
     int k_warps;           /* warps of a CTA along K */
     int rows_per_cta;      /* (8 / k_warps) * rows_per_thread */
-    unsigned grid;         /* L * ceil(M / rows_per_cta) CTAs */
+    unsigned grid;         /* L * ceil(M / rows_per_cta) CTAs; with rows_step 32,
+                              L * ceil(M / (32 * R)) * (32 * R / rows_per_cta) */
     unsigned threads;      /* per CTA (256) */
     int registers;         /* of the kernel, ptxas -v */
     int ctas_per_sm;       /* resident CTAs per SM the register count allows */

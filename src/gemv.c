@@ -319,6 +319,17 @@ static int64_t plan_tiles(const gemv_shape *s, int rows, int rows_per_cta) {
     return ceil_div(s->M, rows_per_cta);
 }
 
+/* The tiles of plan_tiles that own a row below M: with rows 32 apart, tile j of the last 32 R-row
+ * block owns rows from base + j * (rows_per_cta / R) on, so those past M own none (they exit at
+ * once; the score must not count them as filling the GPU: a review found M = 1 with 128x4 scales
+ * choosing 32 CTAs a batch, 31 empty). */
+static int64_t plan_tiles_used(const gemv_shape *s, int rows, int rows_per_cta) {
+    if (!rows_interleaved(s, rows)) return plan_tiles(s, rows, rows_per_cta);
+    int64_t blk = 32 * (int64_t)rows, per = blk / rows_per_cta, g = rows_per_cta / rows;
+    int64_t rem = s->M % blk, last = ceil_div(rem, g);
+    return s->M / blk * per + (last < per ? last : per);
+}
+
 /* Fills *p for (rows, wk); returns its score (0 if the kernel is missing). */
 static double score_plan(const gemv_shape *s, const char *target, int sms, int dram, int rows,
                          int wk,
@@ -338,11 +349,15 @@ static double score_plan(const gemv_shape *s, const char *target, int sms, int d
     int64_t tiles = plan_tiles(s, rows, p->rows_per_cta);
     int64_t ctas = s->L * tiles;
     p->grid = (unsigned)(ctas > 0x7FFFFFFFll ? 0x7FFFFFFFll : ctas);
+    tiles = plan_tiles_used(s, rows, p->rows_per_cta); /* the score counts CTAs with rows */
+    ctas = s->L * tiles;
     double slots = (double)sms * p->ctas_per_sm;
     double fill = ctas / slots < 1.0 ? ctas / slots : 1.0;
     double w = ctas / slots;
     double tail = w / (w + 0.25);
-    double rows_eff = (double)s->M / (double)(tiles * p->rows_per_cta);
+    /* M = 0: 1, not 0 / 0 (a NaN scored no plan, and the empty call that ptxq.h promises to
+     * accept failed with PTXQ_ERR_NOT_FOUND; found by review) */
+    double rows_eff = s->M > 0 ? (double)s->M / (double)(tiles * p->rows_per_cta) : 1.0;
     if (rows == 16) {
         /* the tensor-core kernel: a warp walks windows of 4 chunks; each extra window counts */
         int64_t win = ceil_div(s->nch, 4 * wk);
