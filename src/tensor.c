@@ -83,6 +83,10 @@ int ptxq_check_disjoint(const ptxq_tensor *t, const char *what) {
      * smaller ones address (a sufficient condition; a few interleaved layouts that never share
      * an element are refused too) */
     int idx[PTXQ_MAX_RANK], n = 0;
+    /* NOTE: no elements, nothing to overlap: an empty [L, 0] y (a GEMV of M = 0, which enqueues
+     * nothing) has stride 0 along L under ptxq_tensor_make, and was refused (found by a test) */
+    for (int i = 0; i < t->rank; ++i)
+        if (t->shape[i] == 0) return PTXQ_OK;
     for (int i = 0; i < t->rank; ++i) {
         if (t->shape[i] <= 1) continue;
         int j = n++;

@@ -72,6 +72,49 @@ static ptxq_status validate(const vcall *v) {
     return ptxq_gemv_validate(&v->d, &v->a, &v->as, &v->x, v->no_xs ? NULL : &v->xs, &v->y);
 }
 
+/* The plans ptxq_gemv_plan_for gives on an sm_90a context made up here (no device: planning
+ * reads only the registry and the device figures), NVFP4 x NVFP4, M = 300 (ragged), K = 2080, L = 2:
+ * - M = 0 plans (grid 0: the call enqueues nothing, as ptxq.h says; a NaN score had failed it
+ *   with PTXQ_ERR_NOT_FOUND);
+ * - 128x4 scales with r4 k1 take rows 32 apart and a grid of whole 128-row blocks (2 x 3 x 4),
+ *   row-major scales the plain grid (2 x ceil(300 / 32)), alternating on one thread (the plan
+ *   memo once handed one layout's grid to the other). */
+static void test_plan_layouts(void **state) {
+    (void)state;
+    struct ptxq_context ctx;
+    memset(&ctx, 0, sizeof ctx);
+    ctx.target = "sm_90a";
+    ctx.info.sm_count = 132;
+    ctx.info.dram_gbps = 3350;
+    for (int i = 0; i < 4; ++i) {
+        int sf = i % 2, m0 = i == 3;
+        int64_t M = m0 ? 0 : 300, K = 2080, L = 2, nk = K / 16;
+        int64_t ash[3] = {L, M, K}, ssh[3] = {L, M, nk}, xsh[2] = {L, K}, xssh[2] = {L, nk};
+        int64_t ysh[2] = {L, M}, n128 = L * ((M + 127) / 128) * ((nk + 3) / 4) * 512 + 1;
+        ptxq_gemv_desc d;
+        memset(&d, 0, sizeof d);
+        d.format = PTXQ_GEMV_NVFP4;
+        d.rows_per_thread = 4;
+        d.k_warps = 1;
+        d.a_scale_layout = sf ? PTXQ_SCALE_128x4 : PTXQ_SCALE_STRIDED;
+        ptxq_tensor a = ptxq_tensor_make(PTXQ_E2M1, 3, ash, 0x100000);
+        ptxq_tensor as = sf ? ptxq_tensor_make(PTXQ_UE4M3, 1, &n128, 0x200000)
+                            : ptxq_tensor_make(PTXQ_UE4M3, 3, ssh, 0x200000);
+        ptxq_tensor x = ptxq_tensor_make(PTXQ_E2M1, 2, xsh, 0x300000);
+        ptxq_tensor xs = ptxq_tensor_make(PTXQ_UE4M3, 2, xssh, 0x400000);
+        ptxq_tensor y = ptxq_tensor_make(PTXQ_F16, 2, ysh, 0x500000);
+        ptxq_gemv_plan p;
+        memset(&p, 0x7f, sizeof p);
+        ptxq_status st = ptxq_gemv_plan_for(&ctx, &d, &a, &as, &x, &xs, &y, &p);
+        if (st != PTXQ_OK) fail_msg("case %d: %s: %s", i, ptxq_status_name(st), ptxq_last_error());
+        unsigned want_grid = m0 ? 0u : sf ? 2u * 3u * 4u : 2u * 10u;
+        printf("[ INFO     ] M %lld %s: %s grid %u rows_step %d\n", (long long)M,
+               sf ? "128x4" : "row-major", p.kernel, p.grid, p.rows_step);
+        assert_int_equal(p.grid, want_grid);
+        assert_int_equal(p.rows_step, sf ? 32 : 1);
+    }
+}
+
 #define expect_ok(v)                                                                             \
     do {                                                                                         \
         ptxq_status st_ = validate(&(v));                                                        \
@@ -1367,6 +1410,7 @@ int main(void) {
     const struct CMUnitTest tests[] = {
         cmocka_unit_test(test_validate_good),
         cmocka_unit_test(test_validate_bad),
+        cmocka_unit_test(test_plan_layouts),
         cmocka_unit_test(test_registry),
         cmocka_unit_test(test_sass),
         cmocka_unit_test(test_sass_load_order),
