@@ -481,6 +481,7 @@ int bench_gemv_main(int argc, char **argv) {
            "PTXQ_GEMV_STATIC_WEIGHTS (A's L2 prefetch before the wait); indep = on + "
            "PTXQ_GEMV_INDEPENDENT (no wait; y rotated with A). pfN: L2 prefetch depth "
            "in trips.\n");
+    printf("A's scales: %s\n", md.sf128 ? "PTXQ_SCALE_128x4 (--scales 128x4)" : "row-major [L][M][K/B]");
     printf("GB/s: bytes that must move (A + A scales + x [+ x scales] + y) per second. bound: those "
            "bytes at the copy's GB/s. %%copy: GB/s over the copy's GB/s (target >= 90%%).\n\n");
     printf("%-6s %-6s %-4s %6s %6s %2s  %-5s  %9s %8s %9s %7s  %-6s %-5s %-4s %6s %3s  %s\n",

@@ -1455,8 +1455,8 @@ TC_X = ("f16", "bf16")
 
 
 # MXFP4 x F16's tensor-core kernel walks two windows a trip on sm_90a (param u90; the other
-# targets, not measured, keep one): 60 registers (4 CTAs a SM, as with one). H200, 2026-11-27, two rounds, % of the copy: +0.5 to +2.3 points on all four bench shapes,
-# waiting and independent (e.g. (7168,16384,1) 60.3-61.0 against 59.6-59.7 waiting); H100, three
+# targets, not measured, keep one): 60 registers (4 CTAs a SM, as with one). H200, 2026-11-27,
+# two rounds, % of the copy: +0.5 to +2.3 points on all four bench shapes, waiting and independent (e.g. (7168,16384,1) 60.3-61.0 against 59.6-59.7 waiting); H100, three
 # rounds: -0.1 to +3.3 (one waiting (7168,16384,1) sample at 47.7% where its other two read 82.0-82.1
 # and the built kernel 81.4-82.3). With u = 2 on the H200, NVFP4 x F16 (64 registers) lost 2.7-7.2
 # points, the BF16 kernels (70 registers: 3 CTAs a SM) 3.3-14.9.
@@ -1864,7 +1864,7 @@ class TC(GV):
                 # other windows' through an opaque zero (the flags' bit 31, never set), so ptxas
                 # issues every window's A loads before the first decode. H200, 2026-11-27, u = 2:
                 # NVFP4 x F16 at 64 registers, no spills (4 CTAs a SM as built), 2 KiB of A in
-                # flight a warp: 1.5-7 points of the copy slower than u = 1 on all four shapes,
+                # flight a warp: 2.6-7.3 points of the copy slower than u = 1 on all four shapes,
                 # waiting and independent; the other kernels (70-80 registers) slower still
                 z, t = k.reg(".b32", "t_udz"), k.reg(".b32", "t_udt")
                 k(f"and.b32 {z}, %a_flags, 0x80000000")

@@ -281,8 +281,8 @@ ptxq_status ptxq_quantize(ptxq_context *ctx, const ptxq_quant_desc *desc, const 
  *            With it the CUDA-core kernels give a thread rows 32 apart (plan.rows_step), whose
  *            scales share 16-byte runs. H200, x in A's format: NVFP4 62-108% of the copy on the
  *            bench shapes against 76-114% with row-major scales; MXFP4 and MXFP8 within 0-5
- *            points of row-major (bench/RESULTS.md). The tensor-core kernels read it as fast as
- *            row-major or faster.
+ *            points of row-major (bench/RESULTS.md). The tensor-core kernels read it about as fast as
+ *            row-major (-0.2 to +4.9 points).
  *   x        [K] (every batch) or [L, K] / [1, K]; innermost stride 1; 16-byte aligned base and
  *            batch pitch.
  *   x_scale  shaped like x with K/B along K, any strides; NULL for BF16 / F16 x.
