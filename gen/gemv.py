@@ -157,6 +157,9 @@ FLAG_NOWAIT = 128  # the caller promised the call is independent of every kernel
 FLAG_NOSPF = 256   # the L2 prefetch covers A only, not its scale bytes (the runtime's choice)
 FLAG_RI32 = 512    # rows interleaved by 32 (128x4 scales, R = 2 or 4; see ri_row): a thread's rows
                    # are row0 + 32 r, whose scales share one 16-byte group of the 128x4 layout
+FLAG_SVEC = 1024   # with FLAG_RI32: the R rows' scale words of a chunk are one aligned R-word
+                   # vector (A's scale base 4R-byte aligned): the kernels take the copy of the
+                   # loops that loads them with one instruction (see load())
 # bit 31 is never set: the F16 tensor-core kernels make an opaque zero of it (TC, sdep)
 
 
@@ -236,8 +239,9 @@ def pipelined(fmt, xt):
 
 
 def kernel_name(fmt, xt, rows, twin=0):
-    """twin: 0 plain, 1 software-pipelined ("s"), 2 bulk-copy ring ("b")."""
-    return f"gemv_{fmt}_{fmt if xt == 'same' else xt}_r{rows}{['', 's', 'b'][twin]}"
+    """twin: 0 plain, 1 software-pipelined ("s"), 2 bulk-copy ring ("b"), 3 vector scale loads
+    for 128x4 scales ("v")."""
+    return f"gemv_{fmt}_{fmt if xt == 'same' else xt}_r{rows}{['', 's', 'b', 'v'][twin]}"
 
 
 # The bulk-copy ring ("...b" kernels, NVFP4 x NVFP4, sm_90a): each warp streams its R rows of A
@@ -257,18 +261,31 @@ def variants():
     with 2 trips; MXFP4 (99 registers) and MXFP8 (69) lost 1.5 to 13 points, so they have no
     twin. Since the plain kernel's fast loop and WK = 1 reduction the twin is 4-7% slower than
     it on the H200 too (2026-11-24), so the runtime takes it only when asked (desc.pipelined).
-    sm_90a only: elsewhere (not measured; sm_120a spills) the twin is the plain kernel."""
+    sm_90a only: elsewhere (not measured; sm_120a spills) the twin is the plain kernel.
+    NVFP4 x NVFP4 with R = 2, 4 also has "...v" twins for 128x4 A scales (param svec; see load()):
+    the fast loop loads a chunk's R scale words as one vector. A twin, not a third copy of the
+    loops in the plain kernel: that copy raised ptxas's count for every call of the r4 kernel
+    (64 -> 80 registers, 4 -> 3 CTAs a SM; H200 row-major (7168,16384,1) 81-82% of the copy
+    against 89 before). H200, 2026-11-27, 128x4 scales, x in A's format, two rounds, % of the
+    copy, waiting / independent: NVFP4 +1.6 to +4.5 points on the four bench shapes ((7168,16384,1)
+    66.2-66.4 -> 70.6-71.1); the same loads in MXFP4 lost 1.5-3.4 points and MXFP8 moved within
+    +-1, so they have no twin."""
     res = []
     for fmt, f in FORMATS.items():
         for xt in XTYPES:
             for rows in ROWS:
-                for twin in ((0, 1, 2) if xt == "same" and fmt == "nvfp4" else (0,)):
-                    res.append((kernel_name(fmt, xt, rows, twin),
-                                {"format": fmt, "x": xt, "rows": rows, "elem": f["elem"],
-                                 "scale": f["scale"], "block": f["block"],
-                                 "unroll": unroll(fmt, xt, rows), "threads": THREADS,
-                                 "pipe": pipelined(fmt, xt), "twin": twin & 1,
-                                 "bulk": twin >> 1}))
+                twins = (0,)
+                if xt == "same" and fmt == "nvfp4":
+                    twins = (0, 1, 2, 3) if rows > 1 else (0, 1, 2)
+                for twin in twins:
+                    prm = {"format": fmt, "x": xt, "rows": rows, "elem": f["elem"],
+                           "scale": f["scale"], "block": f["block"],
+                           "unroll": unroll(fmt, xt, rows), "threads": THREADS,
+                           "pipe": pipelined(fmt, xt), "twin": int(twin == 1),
+                           "bulk": int(twin == 2)}
+                    if twin == 3:
+                        prm["svec"] = 1
+                    res.append((kernel_name(fmt, xt, rows, twin), prm))
     for fmt in ("nvfp4", "mxfp4"):
         f = FORMATS[fmt]
         for xt in TC_X:
@@ -490,6 +507,11 @@ class GV:
         # chained row addresses (see setup()); the bulk ring keeps one base per row
         self.chain = not self.bulk
         self.fast = False   # set per copy of the loops (see emit())
+        # the "...v" twins (param svec; R = 2, 4): the fast copy of the loops loads a chunk's R
+        # scale words as one vector (see load()), and runs only with FLAG_SVEC
+        self.svec = (not self.tc_class and not self.bulk and self.R in (2, 4) and
+                     bool(int(p.get("svec", 0))))
+        self.vec = False    # set while emitting that copy
         self.lsfx = ""
         # x bytes per chunk: FP4 chunk = 32 elements, FP8 chunk = 16
         self.epc = 32 if self.fp4 else 16
@@ -650,6 +672,10 @@ class GV:
             if self.nv:
                 k(f"and.b32 {ft}, %a_flags, {FLAG_SPAIR}")
                 k(f"setp.ne.and.u32 %p_fast, {ft}, 0, %p_rows")
+            if self.svec:
+                k.comment("...v twin: and the R scale words are one aligned vector (FLAG_SVEC)")
+                k(f"and.b32 {ft}, %a_flags, {FLAG_SVEC}")
+                k(f"setp.ne.and.u32 %p_fast, {ft}, 0, %p_fast")
         xr, xsr = k.reg(".b64", "xrow"), k.reg(".b64", "xsrow")
         k(f"mad.lo.u64 {xr}, {l64}, %a_x_l, %a_x")
         k(f"mad.lo.u64 {xsr}, {l64}, %a_xs_l, %a_xs")
@@ -859,13 +885,32 @@ class GV:
                 ko1 = k.reg(".b32", f"koff1_{u}")
                 k(f"add.u32 {ko1}, {ko}, %a_ks1")
             awu, asu = [], []
+            vwords = None
+            if self.vec and not pred:
+                # NOTE: the 128x4 layout keeps rows m + 32 r (r = 0..3) of 4 K-blocks in one 16-byte
+                # run, a 4-byte word a row: with rows 32 apart (FLAG_RI32) a thread's R words are
+                # one aligned vector (FLAG_SVEC: the runtime checked the base). One load instead of
+                # R: each of these touches a 128-byte line per 4 K-blocks of the warp (NVFP4: 16
+                # lines a row of 32 chunks, against 1 for row-major scales), so the u16 loads were
+                # most of the L1 wavefronts of a trip. The lane's byte (MX) or byte pair (NVFP4) of
+                # each word is at kk & 3 (compute() extracts it; measured in variants()).
+                klo, kv = k.reg(".b32", "t_klo"), k.reg(".b32", f"koffv{u}")
+                ssh = k.reg(".b32", f"ssh{sfx}{u}")
+                k(f"and.b32 {klo}, {kk}, %a_kmsk")
+                k(f"sub.u32 {kv}, {ko}, {klo}")
+                k(f"shl.b32 {ssh}, {klo}, 3")
+                sv = k.reg(".b64", f"svaddr{u}")
+                k(f"mad.wide.u32 {sv}, {kv}, %a_unit, %sbase0")
+                vwords = [k.reg(".b32", f"as{sfx}{u}_{r}_w") for r in range(R)]
+                self.ld(vwords, sv, "s" if self.p.get("scache", 1) else "a")
             for r in range(R):
                 aa = k.reg(".b64", f"aaddr{u}_{r}")
                 sa = k.reg(".b64", f"saddr{u}_{r}")
                 self.row_address(aa, f"%aaddr{u}_{r - 1}", r, cs[u], 16, "abase", "%a_a_m",
                                  self.fast)
-                self.row_address(sa, f"%saddr{u}_{r - 1}", r, ko, "%a_unit", "sbase", "%srow",
-                                 self.fast)
+                if not vwords:
+                    self.row_address(sa, f"%saddr{u}_{r - 1}", r, ko, "%a_unit", "sbase",
+                                     "%srow", self.fast)
                 # NVFP4's second scale byte (byte loads: the tail trip, or the slow copy)
                 nxt = (f"mad.wide.u32 {{d}}, %a_ks1, %a_unit, {sa}" if self.fast else
                        f"mad.wide.u32 {{d}}, {ko1}, %a_unit, %sbase{r}")
@@ -876,6 +921,9 @@ class GV:
                 if pred and self.nv:
                     self.ld(words[:2], aa, "a", ph)
                 awu.append(words)
+                if vwords:
+                    asu.append(("vec", vwords[r], ssh))
+                    continue
                 asu.append(self.scale_bytes(f"as{sfx}{u}_{r}", sa, nxt,
                                             "s" if self.p.get("scache", 1) else "a", pred, pf,
                                             pany))
@@ -892,7 +940,17 @@ class GV:
             xv = self.decode_x(xw[u], f"{tag}{u}")
             sx = self.scales(xsb[u], "sx") if self.same else None
             for r in range(R):
-                sa = self.scales(asb[u][r], "sa")
+                regs = asb[u][r]
+                if isinstance(regs, tuple):
+                    # vector scale loads (FLAG_SVEC): this lane's byte (pair) of the row's word
+                    _, w, ssh = regs
+                    b = k.reg(".b32", "t_sbyte")
+                    if self.nv:
+                        k(f"shr.b32 {b}, {w}, {ssh}")
+                    else:
+                        k(f"bfe.u32 {b}, {w}, {ssh}, 8")
+                    regs = [b]
+                sa = self.scales(regs, "sa")
                 self.row_chunk(aw[u][r], xv, sa, sx, r)
 
     # ---- decode ----------------------------------------------------------------------------
@@ -1398,8 +1456,9 @@ class GV:
             k.comment("---- two copies of the loops: the fast one loads without row predicates\n"
                       "(and NVFP4's scale pairs as one u16); the other predicates rows past M off")
             k("@!%p_fast bra.uni LOOPS_SLOW")
-            self.fast, self.lsfx = True, ""
+            self.fast, self.vec, self.lsfx = True, self.svec, ""
             self.loops()
+            self.vec = False
             k("bra.uni LOOPS_END")
             k.label("LOOPS_SLOW")
             self.fast, self.lsfx = False, "_S"
@@ -2132,7 +2191,8 @@ def c_header():
     defs = {"THREADS": THREADS, "WARPS": WARPS, "Y_F32": Y_F32, "Y_F16": Y_F16,
             "Y_BF16": Y_BF16, "FLAG_SF128x4": FLAG_SF128x4, "FLAG_GA": FLAG_GA,
             "FLAG_GX": FLAG_GX, "FLAG_EARLY": FLAG_EARLY, "FLAG_SPAIR": FLAG_SPAIR,
-            "FLAG_NOWAIT": FLAG_NOWAIT, "FLAG_NOSPF": FLAG_NOSPF, "FLAG_RI32": FLAG_RI32}
+            "FLAG_NOWAIT": FLAG_NOWAIT, "FLAG_NOSPF": FLAG_NOSPF, "FLAG_RI32": FLAG_RI32,
+            "FLAG_SVEC": FLAG_SVEC}
     out += [f"#define PTXQ_GEMV_{key} {val}" for key, val in defs.items()]
     out.append("#endif")
     return "\n".join(out) + "\n"

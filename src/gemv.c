@@ -330,6 +330,14 @@ static int64_t plan_tiles_used(const gemv_shape *s, int rows, int rows_per_cta) 
     return s->M / blk * per + (last < per ? last : per);
 }
 
+/* The plan's kernel is entry e (its name already in p->kernel): its registers and CTAs a SM. */
+static void use_entry(ptxq_gemv_plan *p, const ptxq_kernel_entry *e) {
+    p->registers = e->registers;
+    int regs = e->registers > 0 ? (e->registers + 7) / 8 * 8 : 64;
+    int cps = 65536 / (PTXQ_GEMV_THREADS * regs);
+    p->ctas_per_sm = cps < 1 ? 1 : cps > 2048 / PTXQ_GEMV_THREADS ? 2048 / PTXQ_GEMV_THREADS : cps;
+}
+
 /* Fills *p for (rows, wk); returns its score (0 if the kernel is missing). */
 static double score_plan(const gemv_shape *s, const char *target, int sms, int dram, int rows,
                          int wk,
@@ -342,10 +350,7 @@ static double score_plan(const gemv_shape *s, const char *target, int sms, int d
     p->k_warps = wk;
     p->rows_per_cta = PTXQ_GEMV_WARPS / wk * rows;
     p->threads = PTXQ_GEMV_THREADS;
-    p->registers = e->registers;
-    int regs = e->registers > 0 ? (e->registers + 7) / 8 * 8 : 64;
-    int cps = 65536 / (PTXQ_GEMV_THREADS * regs);
-    p->ctas_per_sm = cps < 1 ? 1 : cps > 2048 / PTXQ_GEMV_THREADS ? 2048 / PTXQ_GEMV_THREADS : cps;
+    use_entry(p, e);
     int64_t tiles = plan_tiles(s, rows, p->rows_per_cta);
     int64_t ctas = s->L * tiles;
     p->grid = (unsigned)(ctas > 0x7FFFFFFFll ? 0x7FFFFFFFll : ctas);
@@ -397,6 +402,15 @@ static double score_plan(const gemv_shape *s, const char *target, int sms, int d
     double tf = fp4 && dram < 4000 ? (trips >= 2 ? 1.0 : 0.85)
                 : fp8 ? t / (t + 1.0) : t / (t + 0.5);
     if (fp4 && wk > 1) tf *= 0.96;
+    /* NVFP4 x NVFP4 with 128x4 scales (rows 32 apart) at 4 TB/s or more: CTAs of fewer than 16
+     * rows (0.7). H200 sweeps of 2026-11-27 (bench gemv --scales 128x4 --sweep --prefetch 1, two
+     * rounds, % of the copy), (7168,16384,1): 16 rows or more r4 k2 79.6-80.2, r4 k1 74.9-75.6;
+     * 8 or 4 rows r4 k4 70.4-71.5 (the choice before), r2 k2 66.5-66.7, r2 k4 64.8-65.1, r4 k8
+     * 64.6-64.8; row-major scales have r4 k4 best (89.3-89.7 as chosen). The three other bench
+     * shapes keep r4 k1. Why small CTAs lose with these scales and not with row-major ones was
+     * not measured (16 rows are 4 of the 8 rows of a 128-byte line of the layout a K block). */
+    if (fp4 && s->fmt == 0 && dram >= 4000 && p->rows_per_cta < 16 && rows_interleaved(s, rows))
+        tf *= 0.7;
     return fill * tail * lanes * rows_eff * reuse * tf;
 }
 
@@ -489,11 +503,23 @@ static void pick_twin(const gemv_shape *s, const ptxq_gemv_desc *d, const char *
         strlen(sname) < sizeof p->kernel ? ptxq_entry_find(sname, target) : NULL;
     if (!e) return;
     memcpy(p->kernel, sname, sizeof p->kernel);
-    p->registers = e->registers;
-    int regs = e->registers > 0 ? (e->registers + 7) / 8 * 8 : 64;
-    int cps = 65536 / (PTXQ_GEMV_THREADS * regs);
-    p->ctas_per_sm = cps < 1 ? 1 : cps > 2048 / PTXQ_GEMV_THREADS ? 2048 / PTXQ_GEMV_THREADS : cps;
+    use_entry(p, e);
     p->pipelined = bulk ? 2 : 1;
+}
+
+/* NVFP4 x NVFP4 plain plans with rows 32 apart and the scale vector aligned (FLAG_SVEC, set by
+ * the caller) take the "...v" twin: its fast loop loads a chunk's R scale words of the 128x4
+ * layout with one instruction (gen/gemv.py, variants: +1.6 to +4.5 points of the copy on an
+ * H200). Same registers as the plain kernel. */
+static void pick_vec_twin(const gemv_shape *s, const char *target, ptxq_gemv_plan *p) {
+    if (s->fmt != 0 || s->xk != 0 || p->pipelined || p->rows_per_thread == 16) return;
+    char vname[sizeof p->kernel + 2];
+    snprintf(vname, sizeof vname, "%sv", p->kernel);
+    const ptxq_kernel_entry *e =
+        strlen(vname) < sizeof p->kernel ? ptxq_entry_find(vname, target) : NULL;
+    if (!e) return;
+    memcpy(p->kernel, vname, sizeof p->kernel);
+    use_entry(p, e);
 }
 
 /* The last plans this thread chose, by everything the choice depends on. Scoring looks 12 kernel
@@ -682,6 +708,12 @@ static int plan_all(ptxq_context *ctx, const ptxq_gemv_desc *d, const ptxq_tenso
         p->rows_step = 32;
         s->args.flags |= PTXQ_GEMV_FLAG_RI32;
         s->args.a_m *= 32; /* the kernels' step between a thread's rows (gen/gemv.py, setup) */
+        /* their R scale words of a chunk are then one aligned vector (FLAG_SVEC); NVFP4 x NVFP4
+         * plain plans take the "...v" twin, which loads them so (gen/gemv.py, variants) */
+        if (s->args.as % (uint64_t)(4 * p->rows_per_thread) == 0) {
+            s->args.flags |= PTXQ_GEMV_FLAG_SVEC;
+            pick_vec_twin(s, ctx->target, p);
+        }
     }
     ptxq_gemv_tile_magic(s->args.tiles, &s->args.tmag, &s->args.tsh);
     p->pdl = pdl;

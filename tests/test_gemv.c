@@ -115,6 +115,45 @@ static void test_plan_layouts(void **state) {
     }
 }
 
+/* The automatic plans for the four bench shapes, NVFP4 x NVFP4, on a made-up H200 (sm_90a, 132
+ * SMs, 4800 GB/s): 128x4 scales take the "...v" twin with at most 2 warps along K ((7168,16384,1)
+ * r4 k2, where row-major scales keep r4 k4: src/gemv.c, score_plan), the others r4 k1. */
+static void test_plan_sf128_h200(void **state) {
+    (void)state;
+    struct ptxq_context ctx;
+    memset(&ctx, 0, sizeof ctx);
+    ctx.target = "sm_90a";
+    ctx.info.sm_count = 132;
+    ctx.info.dram_gbps = 4800;
+    static const int64_t shapes[4][3] = {{7168, 16384, 1}, {4096, 7168, 8}, {7168, 2048, 4},
+                                         {16384, 16384, 4}};
+    static const int want_k[2][4] = {{4, 1, 1, 1}, {2, 1, 1, 1}};
+    for (int i = 0; i < 8; ++i) {
+        int sf = i / 4;
+        int64_t M = shapes[i % 4][0], K = shapes[i % 4][1], L = shapes[i % 4][2], nk = K / 16;
+        int64_t ash[3] = {L, M, K}, ssh[3] = {L, M, nk}, xsh[2] = {L, K}, xssh[2] = {L, nk};
+        int64_t ysh[2] = {L, M}, n128 = L * ((M + 127) / 128) * ((nk + 3) / 4) * 512;
+        ptxq_gemv_desc d;
+        memset(&d, 0, sizeof d);
+        d.format = PTXQ_GEMV_NVFP4;
+        d.a_scale_layout = sf ? PTXQ_SCALE_128x4 : PTXQ_SCALE_STRIDED;
+        ptxq_tensor a = ptxq_tensor_make(PTXQ_E2M1, 3, ash, 0x10000000);
+        ptxq_tensor as = sf ? ptxq_tensor_make(PTXQ_UE4M3, 1, &n128, 0x20000000)
+                            : ptxq_tensor_make(PTXQ_UE4M3, 3, ssh, 0x20000000);
+        ptxq_tensor x = ptxq_tensor_make(PTXQ_E2M1, 2, xsh, 0x30000000);
+        ptxq_tensor xs = ptxq_tensor_make(PTXQ_UE4M3, 2, xssh, 0x40000000);
+        ptxq_tensor y = ptxq_tensor_make(PTXQ_F16, 2, ysh, 0x50000000);
+        ptxq_gemv_plan p;
+        memset(&p, 0x7f, sizeof p);
+        ptxq_status st = ptxq_gemv_plan_for(&ctx, &d, &a, &as, &x, &xs, &y, &p);
+        if (st != PTXQ_OK) fail_msg("case %d: %s: %s", i, ptxq_status_name(st), ptxq_last_error());
+        printf("[ INFO     ] (%lld,%lld,%lld) %s: %s r%d k%d\n", (long long)M, (long long)K,
+               (long long)L, sf ? "128x4" : "row-major", p.kernel, p.rows_per_thread, p.k_warps);
+        assert_string_equal(p.kernel, sf ? "gemv_nvfp4_nvfp4_r4v" : "gemv_nvfp4_nvfp4_r4");
+        assert_int_equal(p.k_warps, want_k[sf][i % 4]);
+    }
+}
+
 #define expect_ok(v)                                                                             \
     do {                                                                                         \
         ptxq_status st_ = validate(&(v));                                                        \
@@ -288,7 +327,7 @@ static void test_registry(void **state) {
     }
     printf("[ INFO     ] %d gemv cubins in the registry\n", n);
     free(ks);
-    assert_int_equal(n, 111); /* 33 variants + 4 tensor-core, x 3 targets */
+    assert_int_equal(n, 117); /* 35 variants + 4 tensor-core, x 3 targets */
     assert_int_equal(bad, 0);
 }
 
@@ -305,10 +344,13 @@ static int kernel_rows(const char *name) {
 static void test_sass_load_order(void **state) {
     (void)state;
     if (sass_no_nvdisasm()) skip();
-    static const char *const names[2] = {"gemv_nvfp4_nvfp4_r4", "gemv_mxfp4_mxfp4_r4"};
+    static const char *const names[3] = {"gemv_nvfp4_nvfp4_r4", "gemv_mxfp4_mxfp4_r4",
+                                         "gemv_nvfp4_nvfp4_r4v"};
+    /* A and x per row and x's scales; A's scales a row, or (the "...v" twin) one vector */
+    static const int loads[3] = {2 * (4 + 1), 2 * (4 + 1), 4 + 1 + 2};
     ptxq_kernel_info *ks;
     int n = gemv_kernels(&ks);
-    for (int i = 0; i < 2; ++i) {
+    for (int i = 0; i < 3; ++i) {
         const ptxq_kernel_info *e = NULL;
         for (int j = 0; j < n; ++j)
             if (!strcmp(ks[j].name, names[i]) && !strcmp(ks[j].target, "sm_90a")) e = &ks[j];
@@ -323,7 +365,7 @@ static void test_sass_load_order(void **state) {
         printf("[ INFO     ] %s sm_90a fast loop: %d instructions, %d LDG, %d after the first "
                "IDP\n", names[i], lp.length, lp.loads, lp.late);
         assert_int_equal(rc, 0);
-        assert_int_equal(lp.loads, 2 * (4 + 1)); /* A and its scales per row, x and its scales */
+        assert_int_equal(lp.loads, loads[i]);
         assert_int_equal(lp.late, 0);
     }
     free(ks);
@@ -361,9 +403,11 @@ static void test_sass(void **state) {
         /* the bulk-copy ring kernels (sm_90a) read A from shared memory: LDG.128 for x only */
         int ring = k->name[strlen(k->name) - 1] == 'b' && !strcmp(k->target, "sm_90a");
         if (ring) want128 = 1;
-        /* NVFP4 (not the ring): the fast one-chunk loop loads R + 1 scale pairs as LDG.U16 */
+        /* NVFP4 (not the ring): the fast one-chunk loop loads R + 1 scale pairs as LDG.U16; the
+         * "...v" twins x's pair only (A's R scale words are one LDG.64 or LDG.128) */
+        int vtwin = k->name[strlen(k->name) - 1] == 'v';
         int want16 = !strncmp(k->name, "gemv_nvfp4_", 11) && !ring && !tc ?
-                     kernel_rows(k->name) + 1 : 0;
+                     (vtwin ? 1 : kernel_rows(k->name) + 1) : 0;
         int other = sass_ldg_total(&h[i]) - h[i].ldg[SASS_W128] - h[i].ldg[SASS_W8] -
                     h[i].ldg[SASS_W16] - h[i].ldg[SASS_W64];
         /* the tensor-core kernels prefetch rows A and B of their first windows before the PDL
@@ -542,7 +586,7 @@ static void test_sf128_rows(void **state) {
     (void)state;
     if (no_gpu()) skip();
     static const int rs[3] = {1, 2, 4}, ks[4] = {1, 2, 4, 8};
-    int fails = 0, ri = 0;
+    int fails = 0, ri = 0, vt = 0;
     for (int f = 0; f < 3; ++f)
         for (int xi = 0; xi < 2; ++xi)
             for (int i = 0; i < 12; ++i) {
@@ -573,10 +617,40 @@ static void test_sf128_rows(void **state) {
                     ++fails;
                 }
                 ri += r.plan.rows_step == 32;
+                size_t kl = strlen(r.plan.kernel);
+                vt += rc == 0 && kl > 0 && r.plan.kernel[kl - 1] == 'v';
             }
-    printf("[ INFO     ] %d of 72 cases ran with rows 32 apart\n", ri);
+    /* an A-scale base that is not 4R-byte aligned: no FLAG_SVEC, so the plain kernel */
+    for (int i = 0; i < 4; ++i) {
+        gemv_case c;
+        memset(&c, 0, sizeof c);
+        c.format = k_formats[0];
+        c.y = k_y[i % 3];
+        c.M = 300;
+        c.K = 2048 + 16 * (i % 2);
+        c.L = 2;
+        c.scales = 2;
+        c.odd_scales = 1;
+        c.rows_per_thread = i < 2 ? 4 : 2;
+        c.k_warps = 1 + (i % 2);
+        c.globals = 1;
+        c.seed = g_test.seed++;
+        gemv_result r;
+        char desc[256];
+        gemv_case_describe(&c, desc, sizeof desc);
+        int rc = gemv_case_run(&g_test.dev, &c, &r);
+        size_t kl = strlen(r.plan.kernel);
+        if (rc || r.plan.rows_step != 32 || (kl > 0 && r.plan.kernel[kl - 1] == 'v')) {
+            printf("[ FAIL     ] %s: %s rows_step %d | wrong %lld/%lld %s\n", desc, r.plan.kernel,
+                   r.plan.rows_step, (long long)r.wrong, (long long)r.outputs, rc < 0 ? r.msg : "");
+            ++fails;
+        }
+    }
+    printf("[ INFO     ] %d of 72 cases ran with rows 32 apart, %d with the scale-vector twin\n",
+           ri, vt);
     assert_int_equal(fails, 0);
     assert_int_equal(ri, 48);
+    assert_int_equal(vt, 8); /* NVFP4 x NVFP4, R = 2 and 4 (gen/gemv.py, variants: "...v") */
 }
 
 /* One shape with row-major, then 128x4, then row-major A scales on the same thread: the plan memo
@@ -1411,6 +1485,7 @@ int main(void) {
         cmocka_unit_test(test_validate_good),
         cmocka_unit_test(test_validate_bad),
         cmocka_unit_test(test_plan_layouts),
+        cmocka_unit_test(test_plan_sf128_h200),
         cmocka_unit_test(test_registry),
         cmocka_unit_test(test_sass),
         cmocka_unit_test(test_sass_load_order),
