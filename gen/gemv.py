@@ -266,10 +266,11 @@ def variants():
     the fast loop loads a chunk's R scale words as one vector. A twin, not a third copy of the
     loops in the plain kernel: that copy raised ptxas's count for every call of the r4 kernel
     (64 -> 80 registers, 4 -> 3 CTAs a SM; H200 row-major (7168,16384,1) 81-82% of the copy
-    against 89 before). H200, 2026-11-27, 128x4 scales, x in A's format, two rounds, % of the
-    copy, waiting / independent: NVFP4 +1.6 to +4.5 points on the four bench shapes ((7168,16384,1)
-    66.2-66.4 -> 70.6-71.1); the same loads in MXFP4 lost 1.5-3.4 points and MXFP8 moved within
-    +-1, so they have no twin."""
+    against 89 before). 2026-11-27, 128x4 scales, x in A's format, points of the copy on the four
+    bench shapes against the same kernel without the vector loads, same plans, three rounds:
+    H200 waiting -0.5 to +3.8, independent +1.2 to +6.3; H100 -1.1 to +3.5 and -1.7 to +3.3
+    (bench/RESULTS.md, thirty-fifth session). The same loads in MXFP4 lost 1.5-3.4 points on the
+    H200 and MXFP8 moved within +-1, so they have no twin."""
     res = []
     for fmt, f in FORMATS.items():
         for xt in XTYPES:
