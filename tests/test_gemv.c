@@ -72,41 +72,57 @@ static ptxq_status validate(const vcall *v) {
     return ptxq_gemv_validate(&v->d, &v->a, &v->as, &v->x, v->no_xs ? NULL : &v->xs, &v->y);
 }
 
-/* The plans ptxq_gemv_plan_for gives on an sm_90a context made up here (no device: planning
- * reads only the registry and the device figures), NVFP4 x NVFP4, M = 300 (ragged), K = 2080, L = 2:
- * - M = 0 plans (grid 0: the call enqueues nothing, as ptxq.h says; a NaN score had failed it
- *   with PTXQ_ERR_NOT_FOUND);
- * - 128x4 scales with r4 k1 take rows 32 apart and a grid of whole 128-row blocks (2 x 3 x 4),
- *   row-major scales the plain grid (2 x ceil(300 / 32)), alternating on one thread (the plan
- *   memo once handed one layout's grid to the other). */
-static void test_plan_layouts(void **state) {
-    (void)state;
+/* An sm_90a context made up here (no device: planning reads only the registry and the device
+ * figures), 132 SMs and dram GB/s of DRAM. */
+static struct ptxq_context fake_sm90(int dram) {
     struct ptxq_context ctx;
     memset(&ctx, 0, sizeof ctx);
     ctx.target = "sm_90a";
     ctx.info.sm_count = 132;
-    ctx.info.dram_gbps = 3350;
+    ctx.info.dram_gbps = dram;
+    return ctx;
+}
+
+/* ptxq_gemv_plan_for on ctx, NVFP4 x NVFP4 [L, M, K], y F16; A's scales row-major or (sf) in
+ * 128x4; rows / kw fix the plan's rows per thread and warps along K (0: the runtime's). */
+static void plan_nvfp4(struct ptxq_context *ctx, int64_t M, int64_t K, int64_t L, int sf, int rows,
+                       int kw, ptxq_gemv_plan *p) {
+    int64_t nk = K / 16;
+    int64_t ash[3] = {L, M, K}, ssh[3] = {L, M, nk}, xsh[2] = {L, K}, xssh[2] = {L, nk};
+    int64_t ysh[2] = {L, M}, n128 = L * ((M + 127) / 128) * ((nk + 3) / 4) * 512;
+    ptxq_gemv_desc d;
+    memset(&d, 0, sizeof d);
+    d.format = PTXQ_GEMV_NVFP4;
+    d.rows_per_thread = rows;
+    d.k_warps = kw;
+    d.a_scale_layout = sf ? PTXQ_SCALE_128x4 : PTXQ_SCALE_STRIDED;
+    ptxq_tensor a = ptxq_tensor_make(PTXQ_E2M1, 3, ash, 0x10000000);
+    ptxq_tensor as = sf ? ptxq_tensor_make(PTXQ_UE4M3, 1, &n128, 0x20000000)
+                        : ptxq_tensor_make(PTXQ_UE4M3, 3, ssh, 0x20000000);
+    ptxq_tensor x = ptxq_tensor_make(PTXQ_E2M1, 2, xsh, 0x30000000);
+    ptxq_tensor xs = ptxq_tensor_make(PTXQ_UE4M3, 2, xssh, 0x40000000);
+    ptxq_tensor y = ptxq_tensor_make(PTXQ_F16, 2, ysh, 0x50000000);
+    memset(p, 0x7f, sizeof *p);
+    ptxq_status st = ptxq_gemv_plan_for(ctx, &d, &a, &as, &x, &xs, &y, p);
+    if (st != PTXQ_OK)
+        fail_msg("(%lld,%lld,%lld): %s: %s", (long long)M, (long long)K, (long long)L,
+                 ptxq_status_name(st), ptxq_last_error());
+}
+
+/* The plans on a made-up H100-like sm_90a, M = 300 (ragged), K = 2080, L = 2, r4 k1:
+ * - M = 0 plans (grid 0: the call enqueues nothing, as ptxq.h says; a NaN score had failed it
+ *   with PTXQ_ERR_NOT_FOUND);
+ * - 128x4 scales take rows 32 apart and a grid of whole 128-row blocks (2 x 3 x 4), row-major
+ *   scales the plain grid (2 x ceil(300 / 32)), alternating on one thread (the plan memo once
+ *   handed one layout's grid to the other). */
+static void test_plan_layouts(void **state) {
+    (void)state;
+    struct ptxq_context ctx = fake_sm90(3350);
     for (int i = 0; i < 4; ++i) {
         int sf = i % 2, m0 = i == 3;
-        int64_t M = m0 ? 0 : 300, K = 2080, L = 2, nk = K / 16;
-        int64_t ash[3] = {L, M, K}, ssh[3] = {L, M, nk}, xsh[2] = {L, K}, xssh[2] = {L, nk};
-        int64_t ysh[2] = {L, M}, n128 = L * ((M + 127) / 128) * ((nk + 3) / 4) * 512 + 1;
-        ptxq_gemv_desc d;
-        memset(&d, 0, sizeof d);
-        d.format = PTXQ_GEMV_NVFP4;
-        d.rows_per_thread = 4;
-        d.k_warps = 1;
-        d.a_scale_layout = sf ? PTXQ_SCALE_128x4 : PTXQ_SCALE_STRIDED;
-        ptxq_tensor a = ptxq_tensor_make(PTXQ_E2M1, 3, ash, 0x100000);
-        ptxq_tensor as = sf ? ptxq_tensor_make(PTXQ_UE4M3, 1, &n128, 0x200000)
-                            : ptxq_tensor_make(PTXQ_UE4M3, 3, ssh, 0x200000);
-        ptxq_tensor x = ptxq_tensor_make(PTXQ_E2M1, 2, xsh, 0x300000);
-        ptxq_tensor xs = ptxq_tensor_make(PTXQ_UE4M3, 2, xssh, 0x400000);
-        ptxq_tensor y = ptxq_tensor_make(PTXQ_F16, 2, ysh, 0x500000);
+        int64_t M = m0 ? 0 : 300;
         ptxq_gemv_plan p;
-        memset(&p, 0x7f, sizeof p);
-        ptxq_status st = ptxq_gemv_plan_for(&ctx, &d, &a, &as, &x, &xs, &y, &p);
-        if (st != PTXQ_OK) fail_msg("case %d: %s: %s", i, ptxq_status_name(st), ptxq_last_error());
+        plan_nvfp4(&ctx, M, 2080, 2, sf, 4, 1, &p);
         unsigned want_grid = m0 ? 0u : sf ? 2u * 3u * 4u : 2u * 10u;
         printf("[ INFO     ] M %lld %s: %s grid %u rows_step %d\n", (long long)M,
                sf ? "128x4" : "row-major", p.kernel, p.grid, p.rows_step);
@@ -115,40 +131,23 @@ static void test_plan_layouts(void **state) {
     }
 }
 
-/* The automatic plans for the four bench shapes, NVFP4 x NVFP4, on a made-up H200 (sm_90a, 132
- * SMs, 4800 GB/s): 128x4 scales take the "...v" twin with at most 2 warps along K ((7168,16384,1)
- * r4 k2, where row-major scales keep r4 k4: src/gemv.c, score_plan), the others r4 k1. */
+/* The automatic plans for the four bench shapes, NVFP4 x NVFP4, on a made-up H200 (4800 GB/s):
+ * 128x4 scales take the "...v" twin with CTAs of at least 16 rows ((7168,16384,1) r4 k2, where
+ * row-major scales keep r4 k4: src/gemv.c, score_plan), the others r4 k1. */
 static void test_plan_sf128_h200(void **state) {
     (void)state;
-    struct ptxq_context ctx;
-    memset(&ctx, 0, sizeof ctx);
-    ctx.target = "sm_90a";
-    ctx.info.sm_count = 132;
-    ctx.info.dram_gbps = 4800;
+    struct ptxq_context ctx = fake_sm90(4800);
     static const int64_t shapes[4][3] = {{7168, 16384, 1}, {4096, 7168, 8}, {7168, 2048, 4},
                                          {16384, 16384, 4}};
     static const int want_k[2][4] = {{4, 1, 1, 1}, {2, 1, 1, 1}};
     for (int i = 0; i < 8; ++i) {
         int sf = i / 4;
-        int64_t M = shapes[i % 4][0], K = shapes[i % 4][1], L = shapes[i % 4][2], nk = K / 16;
-        int64_t ash[3] = {L, M, K}, ssh[3] = {L, M, nk}, xsh[2] = {L, K}, xssh[2] = {L, nk};
-        int64_t ysh[2] = {L, M}, n128 = L * ((M + 127) / 128) * ((nk + 3) / 4) * 512;
-        ptxq_gemv_desc d;
-        memset(&d, 0, sizeof d);
-        d.format = PTXQ_GEMV_NVFP4;
-        d.a_scale_layout = sf ? PTXQ_SCALE_128x4 : PTXQ_SCALE_STRIDED;
-        ptxq_tensor a = ptxq_tensor_make(PTXQ_E2M1, 3, ash, 0x10000000);
-        ptxq_tensor as = sf ? ptxq_tensor_make(PTXQ_UE4M3, 1, &n128, 0x20000000)
-                            : ptxq_tensor_make(PTXQ_UE4M3, 3, ssh, 0x20000000);
-        ptxq_tensor x = ptxq_tensor_make(PTXQ_E2M1, 2, xsh, 0x30000000);
-        ptxq_tensor xs = ptxq_tensor_make(PTXQ_UE4M3, 2, xssh, 0x40000000);
-        ptxq_tensor y = ptxq_tensor_make(PTXQ_F16, 2, ysh, 0x50000000);
+        const int64_t *sh = shapes[i % 4];
         ptxq_gemv_plan p;
-        memset(&p, 0x7f, sizeof p);
-        ptxq_status st = ptxq_gemv_plan_for(&ctx, &d, &a, &as, &x, &xs, &y, &p);
-        if (st != PTXQ_OK) fail_msg("case %d: %s: %s", i, ptxq_status_name(st), ptxq_last_error());
-        printf("[ INFO     ] (%lld,%lld,%lld) %s: %s r%d k%d\n", (long long)M, (long long)K,
-               (long long)L, sf ? "128x4" : "row-major", p.kernel, p.rows_per_thread, p.k_warps);
+        plan_nvfp4(&ctx, sh[0], sh[1], sh[2], sf, 0, 0, &p);
+        printf("[ INFO     ] (%lld,%lld,%lld) %s: %s r%d k%d\n", (long long)sh[0],
+               (long long)sh[1], (long long)sh[2], sf ? "128x4" : "row-major", p.kernel,
+               p.rows_per_thread, p.k_warps);
         assert_string_equal(p.kernel, sf ? "gemv_nvfp4_nvfp4_r4v" : "gemv_nvfp4_nvfp4_r4");
         assert_int_equal(p.k_warps, want_k[sf][i % 4]);
     }
