@@ -31,7 +31,7 @@
  *     combination, each on its own row, in the same process against the same copy figure.
  *     --pipelined: desc.pipelined (0 = the runtime's choice, 1 = the software-pipelined kernel,
  *     2 = the bulk-copy ring kernel, -1 = the plain one; "s" / "b" after the grid marks the
- *     pipelined / ring kernel).
+ *     pipelined / ring kernel, "v" the NVFP4 twin that loads 128x4 scales as vectors).
  *     --batch: calls per timed batch (default 32; at least the copies of A). --graph: capture a
  *     batch into a CUDA graph once and time graph launches (no host work between kernels);
  *     otherwise the row ends with the host's enqueue time per call.
@@ -218,6 +218,13 @@ typedef struct bench_modes {
     int sf128;               /* --scales 128x4: A's scales in PTXQ_SCALE_128x4 */
 } bench_modes;
 
+/* The mark after the grid: "s" pipelined twin, "b" bulk-copy ring, "v" scale-vector twin. */
+static const char *twin_mark(const ptxq_gemv_plan *p) {
+    size_t n = strlen(p->kernel);
+    if (p->pipelined) return p->pipelined == 2 ? "b" : "s";
+    return n > 0 && p->kernel[n - 1] == 'v' ? "v" : " ";
+}
+
 static const char *pdl_name(unsigned flags) {
     return (flags & PTXQ_GEMV_NO_PDL)           ? "off"
            : (flags & PTXQ_GEMV_INDEPENDENT)      ? "indep"
@@ -342,7 +349,7 @@ static int bench_one(ptxq_dev *d, ptxq_gemv_format f, ptxq_dtype xt, ptxq_dtype 
                gemv_format_name(f), xname, ptxq_dtype_name(yt), (long long)M, (long long)K,
                (long long)L, bad == 0 ? "ok" : bad < 0 ? "ERROR" : "FAIL", us, gbps, bound_us,
                100.0 * gbps / cp->gbps, plan.rows_per_thread, plan.k_warps, pdl,
-               plan.prefetch_trips, plan.grid, plan.pipelined == 2 ? "b" : plan.pipelined ? "s" : " ", plan.registers, a_bytes / 1048576.0,
+               plan.prefetch_trips, plan.grid, twin_mark(&plan), plan.registers, a_bytes / 1048576.0,
                as_bytes / 1048576.0, copies, G.batch, md->graph ? " in a graph" : "", host_us);
         if (us <= 0) fails++;
     }

@@ -304,8 +304,9 @@ ptxq_status ptxq_quantize(ptxq_context *ctx, const ptxq_quant_desc *desc, const 
  * ptxq_gemv_plan_for() returns what a call would launch. NVFP4 x NVFP4 has software-pipelined
  * twins (desc.pipelined), and with A's scales in PTXQ_SCALE_128x4 its 2- and 4-row plans run
  * "...v" twins that load a chunk's scale words as one vector where the scale address is 8- or
- * 16-byte aligned (the runtime's choice; plan.kernel names it); an optional L2 prefetch of each thread's first trips of A and its
- * scales runs before the loop (desc.prefetch_trips; the last row tile's warps, whose rows run
+ * 16-byte aligned (the runtime's choice on sm_90a; plan.kernel names it; a PTXQ_KERNEL_DIR
+ * override of those plans needs the twin's name); an optional L2 prefetch of each thread's first
+ * trips of A and its scales runs before the loop (desc.prefetch_trips; the last row tile's warps, whose rows run
  * past M, skip it, and with the automatic depth only the first wave's CTAs run it where warps
  * make at most 2 trips: plan.prefetch_ctas; MXFP4, and MXFP8 with x in A's format, leave the
  * scale bytes out at 4 TB/s of DRAM or more, MXFP4 also on short grids below it; the

@@ -408,7 +408,9 @@ static double score_plan(const gemv_shape *s, const char *target, int sms, int d
      * 8 or 4 rows r4 k4 70.4-71.5 (the choice before), r2 k2 66.5-66.7, r2 k4 64.8-65.1, r4 k8
      * 64.6-64.8; row-major scales have r4 k4 best (89.3-89.7 as chosen). The three other bench
      * shapes keep r4 k1. Why small CTAs lose with these scales and not with row-major ones was
-     * not measured (16 rows are 4 of the 8 rows of a 128-byte line of the layout a K block). */
+     * not measured (16 rows are 4 of the 8 rows of a 128-byte line of the layout a K block).
+     * Measured with the "...v" twins; a scale base they cannot take (not 4R-byte aligned) gets
+     * the same plan with the plain kernel (not measured). */
     if (fp4 && s->fmt == 0 && dram >= 4000 && p->rows_per_cta < 16 && rows_interleaved(s, rows))
         tf *= 0.7;
     return fill * tail * lanes * rows_eff * reuse * tf;
@@ -512,6 +514,8 @@ static void pick_twin(const gemv_shape *s, const ptxq_gemv_desc *d, const char *
  * layout with one instruction (gen/gemv.py, variants: up to +3.8 points of the copy waiting and
  * +6.3 independent on an H200). Same registers as the plain kernel. */
 static void pick_vec_twin(const gemv_shape *s, const char *target, ptxq_gemv_plan *p) {
+    /* measured on sm_90a only; elsewhere (not run: no such GPU lent) the plain kernel */
+    if (strcmp(target, "sm_90a")) return;
     if (s->fmt != 0 || s->xk != 0 || p->pipelined || p->rows_per_thread == 16) return;
     char vname[sizeof p->kernel + 2];
     snprintf(vname, sizeof vname, "%sv", p->kernel);

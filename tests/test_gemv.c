@@ -585,7 +585,7 @@ static void test_sf128_rows(void **state) {
     (void)state;
     if (no_gpu()) skip();
     static const int rs[3] = {1, 2, 4}, ks[4] = {1, 2, 4, 8};
-    int fails = 0, ri = 0, vt = 0;
+    int fails = 0, ri = 0;
     for (int f = 0; f < 3; ++f)
         for (int xi = 0; xi < 2; ++xi)
             for (int i = 0; i < 12; ++i) {
@@ -616,22 +616,35 @@ static void test_sf128_rows(void **state) {
                     ++fails;
                 }
                 ri += r.plan.rows_step == 32;
-                size_t kl = strlen(r.plan.kernel);
-                vt += rc == 0 && kl > 0 && r.plan.kernel[kl - 1] == 'v';
             }
-    /* an A-scale base that is not 4R-byte aligned: no FLAG_SVEC, so the plain kernel */
-    for (int i = 0; i < 4; ++i) {
+    printf("[ INFO     ] %d of 72 cases ran with rows 32 apart\n", ri);
+    assert_int_equal(fails, 0);
+    assert_int_equal(ri, 48);
+}
+
+/* The "...v" twins (NVFP4 x NVFP4, R = 2 and 4, 128x4 scales: a chunk's R scale words as one
+ * vector; gen/gemv.py, variants). K % 64 == 0, so that the scale pairs are aligned u16s (FLAG_SPAIR)
+ * and the fast loop runs (with K = 2064, as in test_sf128_rows, every warp takes the byte loop:
+ * a review found the twins' loop untested there). Every warps-along-K, M ragged, L = 3; each shape
+ * with A's scale base aligned, then 8 bytes off on the same thread (the plan memo's entry reused):
+ * aligned and R = 2 at 8 bytes off run the twin, R = 4 at 8 bytes off the plain kernel. */
+static void test_sf128_vec(void **state) {
+    (void)state;
+    if (no_gpu()) skip();
+    static const int ks[4] = {1, 2, 4, 8};
+    int fails = 0, vt = 0;
+    for (int i = 0; i < 32; ++i) {
         gemv_case c;
         memset(&c, 0, sizeof c);
         c.format = k_formats[0];
         c.y = k_y[i % 3];
-        c.M = 300;
-        c.K = 2048 + 16 * (i % 2);
-        c.L = 2;
+        c.M = i < 16 ? 300 : 1000 + 8 * ((i / 4) % 4);
+        c.K = i < 16 ? 2048 : 4096;
+        c.L = i < 16 ? 3 : 1;
         c.scales = 2;
-        c.odd_scales = 1;
-        c.rows_per_thread = i < 2 ? 4 : 2;
-        c.k_warps = 1 + (i % 2);
+        c.rows_per_thread = (i / 2) % 2 ? 4 : 2;
+        c.k_warps = ks[(i / 4) % 4];
+        c.scale_offset = i % 2 ? 8 : 0;
         c.globals = 1;
         c.seed = g_test.seed++;
         gemv_result r;
@@ -639,17 +652,20 @@ static void test_sf128_rows(void **state) {
         gemv_case_describe(&c, desc, sizeof desc);
         int rc = gemv_case_run(&g_test.dev, &c, &r);
         size_t kl = strlen(r.plan.kernel);
-        if (rc || r.plan.rows_step != 32 || (kl > 0 && r.plan.kernel[kl - 1] == 'v')) {
-            printf("[ FAIL     ] %s: %s rows_step %d | wrong %lld/%lld %s\n", desc, r.plan.kernel,
-                   r.plan.rows_step, (long long)r.wrong, (long long)r.outputs, rc < 0 ? r.msg : "");
+        int vrun = kl > 0 && r.plan.kernel[kl - 1] == 'v';
+        int want_v = c.scale_offset == 0 || c.rows_per_thread == 2;
+        if (rc || r.plan.rows_step != 32 || vrun != want_v) {
+            printf("[ FAIL     ] %s: %s r%d k%d rows_step %d (want the twin: %d) | wrong %lld/%lld, "
+                   "pad %lld %s\n", desc, r.plan.kernel, r.plan.rows_per_thread, r.plan.k_warps,
+                   r.plan.rows_step, want_v, (long long)r.wrong, (long long)r.outputs,
+                   (long long)r.pad_touched, rc < 0 ? r.msg : "");
             ++fails;
         }
+        vt += vrun;
     }
-    printf("[ INFO     ] %d of 72 cases ran with rows 32 apart, %d with the scale-vector twin\n",
-           ri, vt);
+    printf("[ INFO     ] %d of 32 cases ran a scale-vector twin\n", vt);
     assert_int_equal(fails, 0);
-    assert_int_equal(ri, 48);
-    assert_int_equal(vt, 8); /* NVFP4 x NVFP4, R = 2 and 4 (gen/gemv.py, variants: "...v") */
+    assert_int_equal(vt, 24);
 }
 
 /* One shape with row-major, then 128x4, then row-major A scales on the same thread: the plan memo
@@ -1492,6 +1508,7 @@ int main(void) {
         cmocka_unit_test(test_layouts),
         cmocka_unit_test(test_every_plan),
         cmocka_unit_test(test_sf128_rows),
+        cmocka_unit_test(test_sf128_vec),
         cmocka_unit_test(test_sf128_memo),
         cmocka_unit_test(test_bad_inputs_untouched),
         cmocka_unit_test(test_pdl_chain),

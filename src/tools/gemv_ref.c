@@ -137,9 +137,12 @@ double gemv_bound(const gemv_problem *p, ptxq_dtype ydt, double ref, double yabs
 
 void gemv_case_describe(const gemv_case *c, char *buf, size_t n) {
     static const char *scales[3] = {"", " m-major-scales", " sf128x4"};
-    char plan[32] = "";
+    char plan[64] = "";
     if (c->rows_per_thread || c->k_warps)
         snprintf(plan, sizeof plan, " plan r%d/k%d", c->rows_per_thread, c->k_warps);
+    if (c->scale_offset)
+        snprintf(plan + strlen(plan), sizeof plan - strlen(plan), " scale-offset %d",
+                 c->scale_offset);
     snprintf(buf, n, "%s x=%s y=%s M=%lld K=%lld L=%lld%s%s%s%s%s%s seed %llu",
              gemv_format_name(c->format), c->x ? ptxq_dtype_name(c->x) : gemv_format_name(c->format),
              ptxq_dtype_name(c->y), (long long)c->M, (long long)c->K, (long long)c->L,
@@ -275,7 +278,7 @@ int gemv_case_run(ptxq_dev *d, const gemv_case *c, gemv_result *res) {
     uint64_t dx = dev_alloc(d, xbytes + 16), dsx = dev_alloc(d, sxbytes + 16);
     uint64_t dy = dev_alloc(d, ybytes), dg = dev_alloc(d, 64);
     dev_upload(d, da, ha, abytes);
-    uint64_t soff = c->odd_scales ? 1 : 0; /* an odd A-scale base */
+    uint64_t soff = (uint64_t)c->scale_offset + (c->odd_scales ? 1 : 0); /* an odd A-scale base */
     dev_upload(d, dsa + soff, hsa, sabytes);
     dev_upload(d, dx, hx, xbytes);
     dev_upload(d, dsx, hsx, sxbytes);
