@@ -301,16 +301,16 @@ ptxq_status ptxq_quantize(ptxq_context *ctx, const ptxq_quant_desc *desc, const 
  * (rows_per_thread 16: a warp owns 16 rows, its dot products run on mma.sync; the runtime's
  * choice on sm_90a); the runtime scores the combinations for M, K, L, the SM count
  * and each kernel's occupancy (src/gemv.c). Nonzero desc fields fix a choice;
- * ptxq_gemv_plan_for() returns what a call would launch. NVFP4 x NVFP4 has software-pipelined
- * twins (desc.pipelined), and with A's scales in PTXQ_SCALE_128x4 its 2- and 4-row plans run
- * "...v" twins that load a chunk's scale words as one vector where the scale address is 8- or
- * 16-byte aligned (the runtime's choice on sm_90a; plan.kernel names it; a PTXQ_KERNEL_DIR
- * override of those plans needs the twin's name); an optional L2 prefetch of each thread's first
- * trips of A and its scales runs before the loop (desc.prefetch_trips; the last row tile's warps, whose rows run
- * past M, skip it, and with the automatic depth only the first wave's CTAs run it where warps
- * make at most 2 trips: plan.prefetch_ctas; MXFP4, and MXFP8 with x in A's format, leave the
- * scale bytes out at 4 TB/s of DRAM or more, MXFP4 also on short grids below it; the
- * tensor-core kernel prefetches its first windows of A, before the PDL wait). The runtime picks
+ * ptxq_gemv_plan_for() returns what a call would launch. NVFP4 x NVFP4 has software-pipelined twins
+ * (desc.pipelined), and with A's scales in PTXQ_SCALE_128x4 its 2- and 4-row plans run "...v" twins
+ * that load a chunk's scale words as one vector where the scale address is 8- or 16-byte aligned
+ * (the runtime's choice on sm_90a unless desc.pipelined = -1; plan.kernel names it; a
+ * PTXQ_KERNEL_DIR override of those plans needs the twin's name); an optional L2 prefetch of each
+ * thread's first trips of A and its scales runs before the loop (desc.prefetch_trips; the last row
+ * tile's warps, whose rows run past M, skip it, and with the automatic depth only the first wave's
+ * CTAs run it where warps make at most 2 trips: plan.prefetch_ctas; MXFP4, and MXFP8 with x in A's
+ * format, leave the scale bytes out at 4 TB/s of DRAM or more, MXFP4 also on short grids below it;
+ * the tensor-core kernel prefetches its first windows of A, before the PDL wait). The runtime picks
  * both as measured (src/gemv.c).
  *
  * Launch (desc.flags): by default the kernel is launched with programmatic dependent launch
@@ -367,7 +367,8 @@ typedef struct ptxq_gemv_desc {
                                          trip's decode), 2 = the bulk-copy ring kernel (A and
                                          its scales streamed into shared memory; needs K % 256
                                          == 0, strided 16-byte aligned scales, else as 0),
-                                         -1 = the plain one; others: ignored */
+                                         -1 = the plain one (not the "...v" twin either);
+                                         others: ignored */
 } ptxq_gemv_desc;
 
 /* desc.flags (see "Launch" above) */

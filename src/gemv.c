@@ -513,9 +513,11 @@ static void pick_twin(const gemv_shape *s, const ptxq_gemv_desc *d, const char *
  * the caller) take the "...v" twin: its fast loop loads a chunk's R scale words of the 128x4
  * layout with one instruction (gen/gemv.py, variants: up to +3.8 points of the copy waiting and
  * +6.3 independent on an H200). Same registers as the plain kernel. */
-static void pick_vec_twin(const gemv_shape *s, const char *target, ptxq_gemv_plan *p) {
-    /* measured on sm_90a only; elsewhere (not run: no such GPU lent) the plain kernel */
-    if (strcmp(target, "sm_90a")) return;
+static void pick_vec_twin(const gemv_shape *s, const ptxq_gemv_desc *d, const char *target,
+                          ptxq_gemv_plan *p) {
+    /* measured on sm_90a only; elsewhere (not run: no such GPU lent) the plain kernel, as with
+     * desc.pipelined = -1 (so that the plain kernel can be timed against the twin) */
+    if (strcmp(target, "sm_90a") || d->pipelined == -1) return;
     if (s->fmt != 0 || s->xk != 0 || p->pipelined || p->rows_per_thread == 16) return;
     char vname[sizeof p->kernel + 2];
     snprintf(vname, sizeof vname, "%sv", p->kernel);
@@ -716,7 +718,7 @@ static int plan_all(ptxq_context *ctx, const ptxq_gemv_desc *d, const ptxq_tenso
          * plain plans take the "...v" twin, which loads them so (gen/gemv.py, variants) */
         if (s->args.as % (uint64_t)(4 * p->rows_per_thread) == 0) {
             s->args.flags |= PTXQ_GEMV_FLAG_SVEC;
-            pick_vec_twin(s, ctx->target, p);
+            pick_vec_twin(s, d, ctx->target, p);
         }
     }
     ptxq_gemv_tile_magic(s->args.tiles, &s->args.tmag, &s->args.tsh);

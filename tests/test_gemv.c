@@ -84,9 +84,9 @@ static struct ptxq_context fake_sm90(int dram) {
 }
 
 /* ptxq_gemv_plan_for on ctx, NVFP4 x NVFP4 [L, M, K], y F16; A's scales row-major or (sf) in
- * 128x4; rows / kw fix the plan's rows per thread and warps along K (0: the runtime's). */
+ * 128x4; rows / kw / pipelined: the desc fields (0: the runtime's choice). */
 static void plan_nvfp4(struct ptxq_context *ctx, int64_t M, int64_t K, int64_t L, int sf, int rows,
-                       int kw, ptxq_gemv_plan *p) {
+                       int kw, int pipelined, ptxq_gemv_plan *p) {
     int64_t nk = K / 16;
     int64_t ash[3] = {L, M, K}, ssh[3] = {L, M, nk}, xsh[2] = {L, K}, xssh[2] = {L, nk};
     int64_t ysh[2] = {L, M}, n128 = L * ((M + 127) / 128) * ((nk + 3) / 4) * 512;
@@ -95,6 +95,7 @@ static void plan_nvfp4(struct ptxq_context *ctx, int64_t M, int64_t K, int64_t L
     d.format = PTXQ_GEMV_NVFP4;
     d.rows_per_thread = rows;
     d.k_warps = kw;
+    d.pipelined = pipelined;
     d.a_scale_layout = sf ? PTXQ_SCALE_128x4 : PTXQ_SCALE_STRIDED;
     ptxq_tensor a = ptxq_tensor_make(PTXQ_E2M1, 3, ash, 0x10000000);
     ptxq_tensor as = sf ? ptxq_tensor_make(PTXQ_UE4M3, 1, &n128, 0x20000000)
@@ -122,7 +123,7 @@ static void test_plan_layouts(void **state) {
         int sf = i % 2, m0 = i == 3;
         int64_t M = m0 ? 0 : 300;
         ptxq_gemv_plan p;
-        plan_nvfp4(&ctx, M, 2080, 2, sf, 4, 1, &p);
+        plan_nvfp4(&ctx, M, 2080, 2, sf, 4, 1, 0, &p);
         unsigned want_grid = m0 ? 0u : sf ? 2u * 3u * 4u : 2u * 10u;
         printf("[ INFO     ] M %lld %s: %s grid %u rows_step %d\n", (long long)M,
                sf ? "128x4" : "row-major", p.kernel, p.grid, p.rows_step);
@@ -144,13 +145,24 @@ static void test_plan_sf128_h200(void **state) {
         int sf = i / 4;
         const int64_t *sh = shapes[i % 4];
         ptxq_gemv_plan p;
-        plan_nvfp4(&ctx, sh[0], sh[1], sh[2], sf, 0, 0, &p);
+        plan_nvfp4(&ctx, sh[0], sh[1], sh[2], sf, 0, 0, 0, &p);
         printf("[ INFO     ] (%lld,%lld,%lld) %s: %s r%d k%d\n", (long long)sh[0],
                (long long)sh[1], (long long)sh[2], sf ? "128x4" : "row-major", p.kernel,
                p.rows_per_thread, p.k_warps);
         assert_string_equal(p.kernel, sf ? "gemv_nvfp4_nvfp4_r4v" : "gemv_nvfp4_nvfp4_r4");
         assert_int_equal(p.k_warps, want_k[sf][i % 4]);
+        /* desc.pipelined = -1: the plain kernel, same plan */
+        ptxq_gemv_plan q;
+        plan_nvfp4(&ctx, sh[0], sh[1], sh[2], sf, 0, 0, -1, &q);
+        assert_string_equal(q.kernel, "gemv_nvfp4_nvfp4_r4");
+        assert_int_equal(q.k_warps, p.k_warps);
     }
+    /* other targets (not measured there): the plain kernel */
+    struct ptxq_context c100 = ctx;
+    c100.target = "sm_100a";
+    ptxq_gemv_plan p;
+    plan_nvfp4(&c100, 4096, 7168, 8, 1, 4, 1, 0, &p);
+    assert_string_equal(p.kernel, "gemv_nvfp4_nvfp4_r4");
 }
 
 #define expect_ok(v)                                                                             \
