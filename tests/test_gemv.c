@@ -83,6 +83,17 @@ static struct ptxq_context fake_sm90(int dram) {
     return ctx;
 }
 
+/* A desc of format f with the plan fields fixed (0: the runtime's choice), the rest zero. */
+static ptxq_gemv_desc plan_desc(ptxq_gemv_format f, int rows, int kw, int pipelined) {
+    ptxq_gemv_desc d;
+    memset(&d, 0, sizeof d);
+    d.format = f;
+    d.rows_per_thread = rows;
+    d.k_warps = kw;
+    d.pipelined = pipelined;
+    return d;
+}
+
 /* ptxq_gemv_plan_for on ctx, NVFP4 x NVFP4 [L, M, K], y F16; A's scales row-major or (sf) in
  * 128x4; rows / kw / pipelined: the desc fields (0: the runtime's choice). */
 static void plan_nvfp4(struct ptxq_context *ctx, int64_t M, int64_t K, int64_t L, int sf, int rows,
@@ -90,12 +101,7 @@ static void plan_nvfp4(struct ptxq_context *ctx, int64_t M, int64_t K, int64_t L
     int64_t nk = K / 16;
     int64_t ash[3] = {L, M, K}, ssh[3] = {L, M, nk}, xsh[2] = {L, K}, xssh[2] = {L, nk};
     int64_t ysh[2] = {L, M}, n128 = L * ((M + 127) / 128) * ((nk + 3) / 4) * 512;
-    ptxq_gemv_desc d;
-    memset(&d, 0, sizeof d);
-    d.format = PTXQ_GEMV_NVFP4;
-    d.rows_per_thread = rows;
-    d.k_warps = kw;
-    d.pipelined = pipelined;
+    ptxq_gemv_desc d = plan_desc(PTXQ_GEMV_NVFP4, rows, kw, pipelined);
     d.a_scale_layout = sf ? PTXQ_SCALE_128x4 : PTXQ_SCALE_STRIDED;
     ptxq_tensor a = ptxq_tensor_make(PTXQ_E2M1, 3, ash, 0x10000000);
     ptxq_tensor as = sf ? ptxq_tensor_make(PTXQ_UE4M3, 1, &n128, 0x20000000)
@@ -1215,12 +1221,7 @@ static void test_independent_chain(void **state) {
  * t = {A, A scales, x, x scales, y}, y poisoned first; fills *pp. 0, or 1 with the error printed. */
 static int plan_run(ptxq_dev *D, ptxq_gemv_format f, int r, int kw, int pers, const ptxq_tensor *t,
                     uint64_t y, size_t ybytes, ptxq_gemv_plan *pp, const char *tag) {
-    ptxq_gemv_desc d;
-    memset(&d, 0, sizeof d);
-    d.format = f;
-    d.rows_per_thread = r;
-    d.k_warps = kw;
-    d.pipelined = pers;
+    ptxq_gemv_desc d = plan_desc(f, r, kw, pers);
     dev_fill(D, y, 0xFF, ybytes);
     if (ptxq_gemv_plan_for(D->ctx, &d, &t[0], &t[1], &t[2], &t[3], &t[4], pp) ||
         ptxq_gemv(D->ctx, &d, &t[0], &t[1], &t[2], &t[3], &t[4], D->stream)) {
