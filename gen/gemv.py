@@ -1168,7 +1168,15 @@ class GV:
             fs, pns = k.reg(".b32", "t_fs"), k.reg(".pred", "p_spf")
             k(f"and.b32 {fs}, %a_flags, {FLAG_NOSPF}")
             k(f"setp.eq.and.u32 {pns}, {fs}, 0, {pin}")
-        for r in range(R):
+        # NOTE: the "...v" twins prefetch row 0's scale bytes only: with rows 32 apart a thread's
+        # R rows share that 16-byte run, and the R prefetches of the plain kernels (each touching
+        # 16 lines of the 128x4 layout a warp) were most of the gap to row-major scales. H200,
+        # 2026-11-27, two rounds, % of the copy, waiting: (7168,16384,1) 78.9-79.9 -> 84.2-85.2,
+        # (4096,7168,8) 90.0-91.0 -> 95.9-96.9, (7168,2048,4) 62.1-62.5 -> 71.5-72.8,
+        # (16384,16384,4) 102.1-103.4 -> 104.3-105.7 (none at all, GEMV_OPTS=pfs0=1: within
+        # -0.4 to +1.2 of that; pfs1=0: R as in the plain kernels)
+        nps = 0 if self.p.get("pfs0") else 1 if self.p.get("pfs1", int(self.svec)) else R
+        for r in range(nps):
             self.row_address(aa, aa, r, ko, "%a_unit", "sbase", "%srow", self.chain)
             k(f"@{pns} prefetch.global.L2 [{aa}]")
         k(f"add.u32 {c}, {c}, %step")

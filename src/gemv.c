@@ -403,14 +403,16 @@ static double score_plan(const gemv_shape *s, const char *target, int sms, int d
                 : fp8 ? t / (t + 1.0) : t / (t + 0.5);
     if (fp4 && wk > 1) tf *= 0.96;
     /* NVFP4 x NVFP4 with 128x4 scales (rows 32 apart) at 4 TB/s or more: CTAs of fewer than 16
-     * rows (0.7). H200 sweeps of 2026-11-27 (bench gemv --scales 128x4 --sweep --prefetch 1, two
-     * rounds, % of the copy), (7168,16384,1): 16 rows or more r4 k2 79.6-80.2, r4 k1 74.9-75.6;
-     * 8 or 4 rows r4 k4 70.4-71.5 (the choice before), r2 k2 66.5-66.7, r2 k4 64.8-65.1, r4 k8
-     * 64.6-64.8; row-major scales have r4 k4 best (89.3-89.7 as chosen). The three other bench
-     * shapes keep r4 k1. Why small CTAs lose with these scales and not with row-major ones was
-     * not measured (16 rows are 4 of the 8 rows of a 128-byte line of the layout a K block).
-     * Measured with the "...v" twins; a scale base they cannot take (not 4R-byte aligned) gets
-     * the same plan with the plain kernel (not measured). */
+     * rows (0.7). H200, 2026-11-27, % of the copy, (7168,16384,1), the "...v" twins as built
+     * (their L2 prefetch takes row 0's scale run only): r4 k2 83.9-84.3 as chosen (sweep 85.5),
+     * r4 k4 82.1-82.3 forced (sweep 82.5), r4 k8 81.0, r4 k1 77.3 (bench gemv --scales 128x4
+     * --sweep, one round; the default plans two); before that prefetch fix r4 k2 79.6-80.2,
+     * r4 k4 70.4-71.5 (the choice before the rule), r2 k2 66.5-66.7, r4 k8 64.6-64.8. Row-major
+     * scales have r4 k4 best (88.8-89.7 as chosen). The three other bench shapes keep r4 k1.
+     * Why small CTAs lose with these scales and not with row-major ones was not measured (16
+     * rows are 4 of the 8 rows of a 128-byte line of the layout a K block). A scale base the
+     * twins cannot take (not 4R-byte aligned) gets the same plan with the plain kernel (not
+     * measured). */
     if (fp4 && s->fmt == 0 && dram >= 4000 && p->rows_per_cta < 16 && rows_interleaved(s, rows))
         tf *= 0.7;
     return fill * tail * lanes * rows_eff * reuse * tf;
