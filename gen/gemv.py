@@ -1173,12 +1173,23 @@ class GV:
         # 16 lines of the 128x4 layout a warp) were most of the gap to row-major scales. H200,
         # 2026-11-27, two rounds, % of the copy, waiting: (7168,16384,1) 78.9-79.9 -> 84.2-85.2,
         # (4096,7168,8) 90.0-91.0 -> 95.9-96.9, (7168,2048,4) 62.1-62.5 -> 71.5-72.8,
-        # (16384,16384,4) 102.1-103.4 -> 104.3-105.7 (none at all, GEMV_OPTS=pfs0=1: within
-        # -0.4 to +1.2 of that; pfs1=0: R as in the plain kernels)
+        # (16384,16384,4) 102.1-103.4 -> 104.3-105.7 (none at all, GEMV_OPTS=pfs0=1: -2.0 to
+        # +2.2 from that, waiting and independent; pfs1=0: R as in the plain kernels)
         nps = 0 if self.p.get("pfs0") else 1 if self.p.get("pfs1", int(self.svec)) else R
+        pnr = pns
+        if nps > 1 and self.p.get("pfri", 0):
+            # experiment knob (GEMV_OPTS=pfri=1): with rows 32 apart (FLAG_RI32) rows 1 .. R-1
+            # share row 0's run, so no prefetch of theirs. H100, 2026-11-27, 128x4 scales, two
+            # rounds: MXFP4 x MXFP4 waiting -0.1 to +2.4 points, MXFP8 (x MXFP8 or BF16) -0.3 to
+            # +2.2, per round; not built: in
+            # the NVFP4 r4 kernel the predicate costs ptxas 12 registers, and on sm_100a / sm_120a
+            # it moves several kernels' counts (the MX gains did not seem worth a third rule)
+            tr, pnr = k.reg(".b32", "t_pfri"), k.reg(".pred", "p_pfr")
+            k(f"and.b32 {tr}, %a_flags, {FLAG_RI32}")
+            k(f"setp.eq.and.u32 {pnr}, {tr}, 0, {pns}")
         for r in range(nps):
             self.row_address(aa, aa, r, ko, "%a_unit", "sbase", "%srow", self.chain)
-            k(f"@{pns} prefetch.global.L2 [{aa}]")
+            k(f"@{pns if r == 0 else pnr} prefetch.global.L2 [{aa}]")
         k(f"add.u32 {c}, {c}, %step")
         k(f"sub.u32 {i}, {i}, 1")
         k("bra.uni PF_LOOP")
