@@ -158,8 +158,8 @@ FLAG_NOSPF = 256   # the L2 prefetch covers A only, not its scale bytes (the run
 FLAG_RI32 = 512    # rows interleaved by 32 (128x4 scales, R = 2 or 4; see ri_row): a thread's rows
                    # are row0 + 32 r, whose scales share one 16-byte group of the 128x4 layout
 FLAG_SVEC = 1024   # with FLAG_RI32: the R rows' scale words of a chunk are one aligned R-word
-                   # vector (A's scale base 4R-byte aligned): the kernels take the copy of the
-                   # loops that loads them with one instruction (see load())
+                   # vector (A's scale base 4R-byte aligned): the "...v" twins' fast loop loads
+                   # them with one instruction (see load()); the other kernels ignore it
 # bit 31 is never set: the F16 tensor-core kernels make an opaque zero of it (TC, sdep)
 
 
@@ -892,9 +892,10 @@ class GV:
                 # run, a 4-byte word a row: with rows 32 apart (FLAG_RI32) a thread's R words are
                 # one aligned vector (FLAG_SVEC: the runtime checked the base). One load instead of
                 # R: each of these touches a 128-byte line per 4 K-blocks of the warp (NVFP4: 16
-                # lines a row of 32 chunks, against 1 for row-major scales), so the u16 loads were
-                # most of the L1 wavefronts of a trip. The lane's byte (MX) or byte pair (NVFP4) of
-                # each word is at kk & 3 (compute() extracts it; measured in variants()).
+                # lines a row of 32 chunks, against 1 for row-major scales), so R loads were R
+                # times those L1 wavefronts (the gain is measured in variants(); most of the gap
+                # to row-major scales was the prefetch: see prologue()). The lane's byte (MX) or
+                # byte pair (NVFP4) of each word is at kk & 3 (compute() extracts it).
                 klo, kv = k.reg(".b32", "t_klo"), k.reg(".b32", f"koffv{u}")
                 ssh = k.reg(".b32", f"ssh{sfx}{u}")
                 k(f"and.b32 {klo}, {kk}, %a_kmsk")
@@ -1181,9 +1182,9 @@ class GV:
             # experiment knob (GEMV_OPTS=pfri=1): with rows 32 apart (FLAG_RI32) rows 1 .. R-1
             # share row 0's run, so no prefetch of theirs. H100, 2026-11-27, 128x4 scales, two
             # rounds: MXFP4 x MXFP4 waiting -0.1 to +2.4 points, MXFP8 (x MXFP8 or BF16) -0.3 to
-            # +2.2, per round; not built: in
-            # the NVFP4 r4 kernel the predicate costs ptxas 12 registers, and on sm_100a / sm_120a
-            # it moves several kernels' counts (the MX gains did not seem worth a third rule)
+            # +2.2, per round. Not built: in the NVFP4 r4 kernel the predicate costs ptxas 12
+            # registers, on sm_100a / sm_120a it moves several kernels' counts, and the MX gains
+            # did not seem worth a third rule.
             tr, pnr = k.reg(".b32", "t_pfri"), k.reg(".pred", "p_pfr")
             k(f"and.b32 {tr}, %a_flags, {FLAG_RI32}")
             k(f"setp.eq.and.u32 {pnr}, {tr}, 0, {pns}")
