@@ -163,6 +163,16 @@ FLAG_SVEC = 1024   # with FLAG_RI32: the R rows' scale words of a chunk are one 
 # bit 31 is never set: the F16 tensor-core kernels make an opaque zero of it (TC, sdep)
 
 
+def flag_test(k, flag, t, p, cmp="ne", also=None):
+    """Predicate p = (args.flags & flag) != 0 (cmp "ne") or == 0 ("eq"), and'ed with predicate
+    `also` if given; t is the scratch register."""
+    k(f"and.b32 {t}, %a_flags, {flag}")
+    if also:
+        k(f"setp.{cmp}.and.u32 {p}, {t}, 0, {also}")
+    else:
+        k(f"setp.{cmp}.u32 {p}, {t}, 0")
+
+
 def pdl_trigger_first(k):
     """Programmatic dependent launch, at the kernel's start: every CTA but CTA 0 signals its
     dependents (griddepcontrol.launch_dependents) here; CTA 0 signals after its wait (pdl_trigger).
@@ -177,8 +187,7 @@ def pdl_trigger_first(k):
     wait (FLAG_NOWAIT) signals from every CTA here."""
     f, p, pl = k.reg(".b32", "t_nw"), k.reg(".pred", "p_nowait"), k.reg(".pred", "p_late")
     c = k.reg(".b32", "t_c0")
-    k(f"and.b32 {f}, %a_flags, {FLAG_NOWAIT}")
-    k(f"setp.ne.u32 {p}, {f}, 0")
+    flag_test(k, FLAG_NOWAIT, f, p)
     k(f"mov.u32 {c}, %ctaid.x")
     k(f"setp.eq.and.u32 {pl}, {c}, 0, !{p}")
     k(f"@!{pl} griddepcontrol.launch_dependents")
@@ -576,8 +585,7 @@ class GV:
         k(f"mad.lo.u64 {sbl}, {l64}, %a_as_l, %a_as")
         p128 = k.reg(".pred", "p_sf128")
         ft = k.reg(".b32", "t_flag")
-        k(f"and.b32 {ft}, %a_flags, {FLAG_SF128x4}")
-        k(f"setp.ne.u32 {p128}, {ft}, 0")
+        flag_test(k, FLAG_SF128x4, ft, p128)
 
     def a_pitch(self):
         """A fresh .b64 register: A's row pitch, a_m / 32 under FLAG_RI32 (see setup)."""
@@ -592,8 +600,7 @@ class GV:
         ptxas a register)."""
         k = self.k
         t, p = k.reg(".b32", "t_rif"), k.reg(".pred", "p_ri")
-        k(f"and.b32 {t}, %a_flags, {FLAG_RI32}")
-        k(f"setp.ne.u32 {p}, {t}, 0")
+        flag_test(k, FLAG_RI32, t, p)
         return p
 
     def ri_step(self):
@@ -671,12 +678,10 @@ class GV:
             k(f"setp.le.u32 %p_rows, %t_rend, %a_m")
             k("mov.pred %p_fast, %p_rows")
             if self.nv:
-                k(f"and.b32 {ft}, %a_flags, {FLAG_SPAIR}")
-                k(f"setp.ne.and.u32 %p_fast, {ft}, 0, %p_rows")
+                flag_test(k, FLAG_SPAIR, ft, "%p_fast", "ne", "%p_rows")
             if self.svec:
                 k.comment("...v twin: and the R scale words are one aligned vector (FLAG_SVEC)")
-                k(f"and.b32 {ft}, %a_flags, {FLAG_SVEC}")
-                k(f"setp.ne.and.u32 %p_fast, {ft}, 0, %p_fast")
+                flag_test(k, FLAG_SVEC, ft, "%p_fast", "ne", "%p_fast")
         xr, xsr = k.reg(".b64", "xrow"), k.reg(".b64", "xsrow")
         k(f"mad.lo.u64 {xr}, {l64}, %a_x_l, %a_x")
         k(f"mad.lo.u64 {xsr}, {l64}, %a_xs_l, %a_xs")
@@ -1125,8 +1130,7 @@ class GV:
         k, R = self.k, self.R
         k.comment("---- PDL wait (before the prefetch unless FLAG_EARLY), then the L2 prefetch")
         f, pe = k.reg(".b32", "t_fe"), k.reg(".pred", "p_early")
-        k(f"and.b32 {f}, %a_flags, {FLAG_EARLY}")
-        k(f"setp.ne.u32 {pe}, {f}, 0")
+        flag_test(k, FLAG_EARLY, f, pe)
         k(f"@{pe} bra.uni PDL_WAITED")
         pdl_wait(k, "PDL_WAITED")
         i, c = k.reg(".b32", "pf_i"), k.reg(".b32", "pf_c")
@@ -1167,8 +1171,7 @@ class GV:
         pns = pin
         if self.same and self.fmt in ("mxfp4", "mxfp8"):
             fs, pns = k.reg(".b32", "t_fs"), k.reg(".pred", "p_spf")
-            k(f"and.b32 {fs}, %a_flags, {FLAG_NOSPF}")
-            k(f"setp.eq.and.u32 {pns}, {fs}, 0, {pin}")
+            flag_test(k, FLAG_NOSPF, fs, pns, "eq", pin)
         # NOTE: the "...v" twins prefetch row 0's scale bytes only: with rows 32 apart a thread's
         # R rows share that 16-byte run, and the R prefetches of the plain kernels (each touching
         # 16 lines of the 128x4 layout a warp) were most of the gap to row-major scales. H200,
@@ -1186,8 +1189,7 @@ class GV:
             # registers, on sm_100a / sm_120a it moves several kernels' counts, and the MX gains
             # did not seem worth a third rule.
             tr, pnr = k.reg(".b32", "t_pfri"), k.reg(".pred", "p_pfr")
-            k(f"and.b32 {tr}, %a_flags, {FLAG_RI32}")
-            k(f"setp.eq.and.u32 {pnr}, {tr}, 0, {pns}")
+            flag_test(k, FLAG_RI32, tr, pnr, "eq", pns)
         for r in range(nps):
             self.row_address(aa, aa, r, ko, "%a_unit", "sbase", "%srow", self.chain)
             k(f"@{pns if r == 0 else pnr} prefetch.global.L2 [{aa}]")
@@ -1319,8 +1321,7 @@ class GV:
         k("selp.b32 %nst, 0, %nst, %p_b")
         k("setp.eq.u32 %p_l0, %lane, 0")
         f, pe = k.reg(".b32", "t_fe"), k.reg(".pred", "p_early")
-        k(f"and.b32 {f}, %a_flags, {FLAG_EARLY}")
-        k(f"setp.ne.u32 {pe}, {f}, 0")
+        flag_test(k, FLAG_EARLY, f, pe)
         k(f"@{pe} bra.uni BW_EARLY")
         pdl_wait(k, "BW_EARLY")
         k("@!%p_l0 bra FILL_DONE")
@@ -1964,8 +1965,7 @@ class TC(GV):
             # instead of two byte loads (each a warp-wide request to 8 rows)
             copies = ["P", ""]
             t, p = k.reg(".b32", "t_sp"), k.reg(".pred", "p_spair")
-            k(f"and.b32 {t}, %a_flags, {FLAG_SPAIR}")
-            k(f"setp.eq.u32 {p}, {t}, 0")
+            flag_test(k, FLAG_SPAIR, t, p, "eq")
             k(f"@{p} bra.uni WIN_LOOP")
         for cp in copies:
             k.label(f"WIN_LOOP{cp}")
