@@ -457,20 +457,28 @@ static void test_sass(void **state) {
 
 /* ---- on the GPU ---------------------------------------------------------------------------- */
 
-static int run_one(gemv_case c, int verbose) {
-    gemv_result r;
+/* Runs case c with a fresh seed into *r: 0 if correct. The case line is printed when it fails,
+ * when verbose, or when bad (a plan check of the caller's) is set: then it counts as failed. */
+static int run_case(gemv_case c, int verbose, gemv_result *r, int (*bad)(const gemv_case *,
+                                                                          const gemv_result *)) {
     char desc[256];
     c.seed = g_test.seed++;
     gemv_case_describe(&c, desc, sizeof desc);
-    int rc = gemv_case_run(&g_test.dev, &c, &r);
-    if (rc || verbose)
-        printf("[ %s ] %s: %s r%d k%d grid %u | wrong %lld/%lld, pad %lld, worst %.3f of bound "
-               "(dev %.8g ref %.8g) %s%s\n",
-               rc ? "FAIL    " : "CASE    ", desc, r.plan.kernel, r.plan.rows_per_thread,
-               r.plan.k_warps, r.plan.grid, (long long)r.wrong, (long long)r.outputs,
-               (long long)r.pad_touched, r.worst, r.worst_dev, r.worst_ref,
-               rc < 0 ? ptxq_status_name(r.status) : "", rc < 0 ? r.msg : "");
-    return rc;
+    int rc = gemv_case_run(&g_test.dev, &c, r);
+    int fail = rc || (bad && bad(&c, r));
+    if (fail || verbose)
+        printf("[ %s ] %s: %s r%d k%d grid %u rows_step %d | wrong %lld/%lld, pad %lld, worst %.3f "
+               "of bound (dev %.8g ref %.8g) %s%s\n",
+               fail ? "FAIL    " : "CASE    ", desc, r->plan.kernel, r->plan.rows_per_thread,
+               r->plan.k_warps, r->plan.grid, r->plan.rows_step, (long long)r->wrong,
+               (long long)r->outputs, (long long)r->pad_touched, r->worst, r->worst_dev,
+               r->worst_ref, rc < 0 ? ptxq_status_name(r->status) : "", rc < 0 ? r->msg : "");
+    return fail;
+}
+
+static int run_one(gemv_case c, int verbose) {
+    gemv_result r;
+    return run_case(c, verbose, &r, NULL);
 }
 
 static const ptxq_gemv_format k_formats[3] = {PTXQ_GEMV_NVFP4, PTXQ_GEMV_MXFP4, PTXQ_GEMV_MXFP8};
@@ -596,6 +604,23 @@ static void test_every_plan(void **state) {
     assert_int_equal(fails, 0);
 }
 
+/* Plan checks for run_case: the row step the plan must report (32 where 128x4 scales put a
+ * thread's 2 or 4 rows 32 apart), and whether the "...v" twin ran where it must (NVFP4 x NVFP4
+ * 128x4, R = 2 or 4, A's scale base 4R-byte aligned). */
+static int wrong_row_step(const gemv_case *c, const gemv_result *r) {
+    return r->plan.rows_step != (c->rows_per_thread > 1 ? 32 : 1);
+}
+
+static int ran_vec_twin(const gemv_result *r) {
+    size_t n = strlen(r->plan.kernel);
+    return n > 0 && r->plan.kernel[n - 1] == 'v';
+}
+
+static int wrong_vec_twin(const gemv_case *c, const gemv_result *r) {
+    int want = c->scale_offset % (4 * c->rows_per_thread) == 0;
+    return wrong_row_step(c, r) || ran_vec_twin(r) != want;
+}
+
 /* 128x4 A scales on every plain plan (FLAG_RI32: R = 2, 4 take rows 32 apart, the grid whole
  * 32 R-row blocks): M ragged across several 128-row tiles (300) and below one (77), every format,
  * x in A's format and BF16, every warps-along-K; the plan must report the row step it ran. */
@@ -619,20 +644,8 @@ static void test_sf128_rows(void **state) {
                 c.rows_per_thread = rs[i / 4];
                 c.k_warps = ks[i % 4];
                 c.globals = 1;
-                c.seed = g_test.seed++;
                 gemv_result r;
-                char desc[256];
-                gemv_case_describe(&c, desc, sizeof desc);
-                int rc = gemv_case_run(&g_test.dev, &c, &r);
-                int want = c.rows_per_thread > 1 ? 32 : 1;
-                if (rc || r.plan.rows_step != want) {
-                    printf("[ FAIL     ] %s: %s r%d k%d rows_step %d (want %d) grid %u | wrong "
-                           "%lld/%lld, pad %lld %s\n", desc, r.plan.kernel, r.plan.rows_per_thread,
-                           r.plan.k_warps, r.plan.rows_step, want, r.plan.grid,
-                           (long long)r.wrong, (long long)r.outputs, (long long)r.pad_touched,
-                           rc < 0 ? r.msg : "");
-                    ++fails;
-                }
+                fails += run_case(c, 0, &r, wrong_row_step);
                 ri += r.plan.rows_step == 32;
             }
     printf("[ INFO     ] %d of 72 cases ran with rows 32 apart\n", ri);
@@ -664,22 +677,9 @@ static void test_sf128_vec(void **state) {
         c.k_warps = ks[(i / 4) % 4];
         c.scale_offset = i % 2 ? 8 : 0;
         c.globals = 1;
-        c.seed = g_test.seed++;
         gemv_result r;
-        char desc[256];
-        gemv_case_describe(&c, desc, sizeof desc);
-        int rc = gemv_case_run(&g_test.dev, &c, &r);
-        size_t kl = strlen(r.plan.kernel);
-        int vrun = kl > 0 && r.plan.kernel[kl - 1] == 'v';
-        int want_v = c.scale_offset == 0 || c.rows_per_thread == 2;
-        if (rc || r.plan.rows_step != 32 || vrun != want_v) {
-            printf("[ FAIL     ] %s: %s r%d k%d rows_step %d (want the twin: %d) | wrong %lld/%lld, "
-                   "pad %lld %s\n", desc, r.plan.kernel, r.plan.rows_per_thread, r.plan.k_warps,
-                   r.plan.rows_step, want_v, (long long)r.wrong, (long long)r.outputs,
-                   (long long)r.pad_touched, rc < 0 ? r.msg : "");
-            ++fails;
-        }
-        vt += vrun;
+        fails += run_case(c, 0, &r, wrong_vec_twin);
+        vt += ran_vec_twin(&r);
     }
     printf("[ INFO     ] %d of 32 cases ran a scale-vector twin\n", vt);
     assert_int_equal(fails, 0);
