@@ -1610,6 +1610,43 @@ class TC(GV):
         # loads were held before the first mma (sdep): then 0.6-3% faster on every shape, two
         # rounds (NVFP4 (7168,16384,1) 27.95-28.02 against 28.81-28.84 us)
         self.x2 = bool(int(p.get("x2", 1)))
+        # experiment knob (GEMV_OPTS=xrot=1): each CTA walks its warps' whole windows starting at
+        # window (ctaid % J) of the J a warp has, wrapping, so that CTAs started together do not
+        # all read the same x window at the same time (U = 1 only). H200, 2026-11-27, NVFP4 x
+        # BF16 / F16 and MXFP4 x BF16, four bench shapes, waiting and independent: -2.1 to +1.2
+        # points of the copy, noise: x's reads are not what holds these kernels back
+        self.xrot = bool(int(p.get("xrot", 0))) and self.TU == 1
+        # experiment knob (GEMV_OPTS=apf=D[,apfs=1]): in the window loop, an L2 prefetch of the
+        # lane's 16 bytes of rows A and B D windows ahead (apfs: and their scale bytes), so that
+        # more of A is in flight a warp without registers (U = 1 only). H200, same day, same
+        # kernels and shapes: D = 1, 2, 4 all 2-20 points slower, waiting and independent (NVFP4
+        # x F16 (7168,16384,1) independent 88.1-88.7 -> 68.4-72.1%), with the scale bytes 25-37
+        # slower: a prefetch instruction costs these kernels more than the loads it would hide
+        self.apf = int(p.get("apf", 0)) if self.TU == 1 else 0
+        self.apfs = bool(int(p.get("apfs", 0)))
+        # experiment knob (GEMV_OPTS=cpa=D): the window loop's A and scale bytes come through a
+        # per-warp shared-memory ring by cp.async, D windows in flight a warp without holding
+        # registers (U = 1; row-major scales whose row-window runs are 8-byte (NVFP4) / 4-byte
+        # (MXFP4) aligned: timing and checking only)
+        self.cpa = int(p.get("cpa", 0)) if self.TU == 1 else 0
+        # pinc (sm_90a; GEMV_OPTS=pinc=0/1 overrides): the window loop walks running pointers
+        # (A rows A and B, their scale bytes, x) stepped by constants instead of recomputing each
+        # address from the chunk index: 157 -> 148 SASS instructions a window (NVFP4 x F16),
+        # 209 -> 199 (NVFP4 x BF16), 208 -> 196 (MXFP4 x BF16), and fewer registers.
+        # NOTE: these kernels are bound by instruction issue on the H200, not by memory latency:
+        # at its copy bandwidth an SM must take in ~18 bytes of A a clock, and at 0.20
+        # instructions a byte (NVFP4 x BF16) that is ~3.7 of the 4 warp instructions an SM
+        # issues a clock. More of A in flight a warp made them slower (an L2 prefetch ahead,
+        # GEMV_OPTS=apf; a cp.async ring, cpa: both add instructions); fewer instructions made
+        # them faster. H200, 2026-11-27, two calls of three rounds, % of the copy, waiting and
+        # independent, pinc against pinc = 0 in one process: NVFP4 x BF16 +0.3 to +2.5 points on
+        # three bench shapes (independent (7168,16384,1) 83.4-84.3 -> 85.0-85.2), NVFP4 x F16
+        # +1.0 to +3.0 ((16384,16384,4) 88.3-88.9 -> 90.0-90.9), MXFP4 x BF16 +0.4 to +2.5;
+        # on (7168,2048,4), 4 windows a warp, NVFP4 -1.5 to +0.5, MXFP4 x BF16 +0.9 to +1.7.
+        # MXFP4 x F16 keeps u = 2 (with u = 1 and pinc it lost 0 to 3 points).
+        self.pinc = (bool(int(p.get("pinc", 1 if target == "sm_90a" else 0))) and self.TU == 1
+                     and self.x2 and not self.p.get("pk") and not self.xrot and not self.cpa)
+        self._ptrs = None
         self.sdep = bool(int(p.get("sdep", 1 if self.x2 and self.xt == "f16" else 0)))
 
     def setup_tc(self):
@@ -1706,6 +1743,9 @@ class TC(GV):
         k(f"mov.u32 {i}, %a_pfn")
         k(f"shl.b32 {st}, 4, %a_wk_shift")
         k(f"shl.b32 {c}, %wk, 2")
+        if self.xrot:
+            self.xrot_setup()
+            k(f"mad.lo.u32 {c}, %xr_j, {st}, {c}")
         k(f"add.u32 {c}, {c}, %t4")
         k.label("PF_LOOP")
         k(f"setp.eq.u32 {pd}, {i}, 0")
@@ -1718,6 +1758,150 @@ class TC(GV):
         k(f"sub.u32 {i}, {i}, 1")
         k("bra.uni PF_LOOP")
         k.label("PF_DONE")
+
+    def xrot_setup(self):
+        """xrot: %xr_J = the warp's whole windows (wk, wk + WK, ... below nfull / 4), %xr_j = the
+        first one it takes (ctaid % J; 0 when J = 0)."""
+        k = self.k
+        w, p = k.reg(".b32", "xr_W"), k.reg(".pred", "p_xrJ")
+        J, j = k.reg(".b32", "xr_J"), k.reg(".b32", "xr_j")
+        k(f"shr.u32 {w}, %a_nfull, 2")
+        k(f"setp.gt.u32 {p}, {w}, %wk")
+        k(f"sub.u32 {J}, {w}, %wk")
+        k(f"sub.u32 {J}, {J}, 1")
+        k(f"shr.u32 {J}, {J}, %a_wk_shift")
+        k(f"add.u32 {J}, {J}, 1")
+        k(f"selp.u32 {J}, {J}, 0, {p}")
+        k(f"max.u32 {w}, {J}, 1")
+        k(f"rem.u32 {j}, %bid, {w}")
+
+    def pinc_setup(self):
+        """pinc: running pointers at chunk c0 + t4 and their steps a window (cstep chunks: A
+        16 bytes a chunk, x 64, the scales ko(chunk_k(cstep)) * unit, additive because cstep's
+        scale index has no bits under kmsk)."""
+        k = self.k
+        k.comment("pinc: running pointers for the window loop and the tail")
+        c = k.reg(".b32", "pi_c")
+        k("add.u32 %pi_c, %c0, %t4")
+        ptrs = {nm: k.reg(".b64", f"pi_{nm}") for nm in ("A", "B", "sA", "sB", "x")}
+        for rr in ("A", "B"):
+            self.a_addr(ptrs[rr], c, rr)
+        k(f"mad.wide.u32 {ptrs['x']}, {c}, 64, %xrowl")
+
+        def ko_of(cc, tag):
+            kk = self.chunk_k(cc, tag)
+            ko, tk = k.reg(".b32", f"pi_ko{tag}"), k.reg(".b32", f"pi_tk{tag}")
+            k(f"shr.u32 {tk}, {kk}, %a_ksh")
+            k(f"and.b32 {ko}, {kk}, %a_kmsk")
+            k(f"mad.lo.u32 {ko}, {tk}, %a_kmul, {ko}")
+            return ko
+        ko = ko_of(c, "pi")
+        for rr in ("A", "B"):
+            k(f"mad.wide.u32 {ptrs['s' + rr]}, {ko}, %a_unit, %sbase{rr}")
+        kd = ko_of("%cstep", "pd")
+        for nm in ("pi_da", "pi_ds", "pi_dx"):
+            k.reg(".b64", nm)
+        k("mul.wide.u32 %pi_da, %cstep, 16")
+        k("mul.wide.u32 %pi_dx, %cstep, 64")
+        k(f"mul.wide.u32 %pi_ds, {kd}, %a_unit")
+        self._ptrs = ptrs
+
+    def cpa_issue(self, j, slot):
+        """cpa: cp.async of window c0 + j * cstep (this lane's 16 bytes of rows A and B and the
+        row-window's scale run) into ring slot `slot` (a register), then commit (an empty group
+        where the window does not exist, so that wait_group counts stay uniform)."""
+        k = self.k
+        sb = 8 if self.nv else 4
+        c, cw, p = k.reg(".b32", "cpa_c"), k.reg(".b32", "cpa_cw"), k.reg(".pred", "p_cpa")
+        aa, sa = k.reg(".b64", "cpa_ga"), k.reg(".b32", "cpa_sa")
+        k(f"mad.lo.u32 {cw}, %cstep, {j}, %c0")
+        k(f"add.u32 {c}, {cw}, 4")
+        k(f"setp.le.u32 {p}, {c}, %a_nfull")
+        k(f"add.u32 {c}, {cw}, %t4")
+        kk = self.chunk_k(cw, "cpa")
+        ko, tk = k.reg(".b32", "cpa_ko"), k.reg(".b32", "cpa_tk")
+        k(f"shr.u32 {tk}, {kk}, %a_ksh")
+        k(f"and.b32 {ko}, {kk}, %a_kmsk")
+        k(f"mad.lo.u32 {ko}, {tk}, %a_kmul, {ko}")
+        for i, rr in enumerate(("A", "B")):
+            self.a_addr(aa, c, rr)
+            k(f"mad.lo.u32 {sa}, {slot}, {self.cpa_slot}, %cpa_lane")
+            k(f"@{p} cp.async.cg.shared.global.L2::128B [{sa}+{i * 512}], [{aa}], 16;")
+            k(f"mad.wide.u32 {aa}, {ko}, %a_unit, %sbase{rr}")
+            k(f"mad.lo.u32 {sa}, {slot}, {self.cpa_slot}, %cpa_lsc")
+            k(f"@{p} cp.async.ca.shared.global [{sa}+{i * 32 * sb}], [{aa}], {sb};")
+        k("cp.async.commit_group;")
+
+    def cpa_loop(self):
+        """cpa: the whole-window loop through the ring (see __init__)."""
+        k, D = self.k, self.cpa
+        sb = 8 if self.nv else 4
+        self.cpa_slot = 1024 + 64 * sb
+        k.comment(f"---- cpa: {D} windows in flight a warp through shared memory (cp.async)")
+        base, slot, t = k.reg(".b32", "cpa_base"), k.reg(".b32", "cpa_slotr"), k.reg(".b32", "t_cpa")
+        k("mov.u32 %cpa_base, cpabuf")
+        k(f"mad.lo.u32 {base}, %warp, {D * self.cpa_slot}, {base}")
+        k.reg(".b32", "cpa_lane")
+        k.reg(".b32", "cpa_lsc")
+        k(f"mad.lo.u32 %cpa_lane, %lane, 16, {base}")
+        k(f"add.u32 %cpa_lsc, {base}, 1024")
+        k(f"mad.lo.u32 %cpa_lsc, %lane, {sb}, %cpa_lsc")
+        for j in range(D):
+            k(f"mov.u32 {slot}, {j}")
+            self.cpa_issue(j, slot)
+        k(f"mov.u32 {slot}, 0")
+        k.label("WIN_LOOPC")
+        k("add.u32 %t_end, %c0, 4")
+        k("setp.gt.u32 %p_stop, %t_end, %a_nfull")
+        k("@%p_stop bra.uni WIN_DONE")
+        k(f"cp.async.wait_group {D - 1};")
+        sa = k.reg(".b32", "cpa_rd")
+        k(f"mad.lo.u32 {sa}, {slot}, {self.cpa_slot}, %cpa_lane")
+        words, sbr = {}, {}
+        for i, rr in enumerate(("A", "B")):
+            ws = [k.reg(".b32", f"w0{rr}{j}") for j in range(4)]
+            k(f"ld.shared.v4.b32 {{{', '.join(ws)}}}, [{sa}+{i * 512}];")
+            words[rr] = ws
+            # this lane's scale bytes in its copy of the run: chunk t's (NVFP4 2 at 2t, MX 1 at t)
+            so = k.reg(".b32", "cpa_so")
+            k(f"mad.lo.u32 {so}, {slot}, {self.cpa_slot}, %cpa_lsc")
+            k(f"mad.lo.u32 {so}, %t4, {2 if self.nv else 1}, {so}")
+            r = k.reg(".b32", f"sb0{rr}0")
+            k(f"ld.shared.{'u16' if self.nv else 'u8'} {r}, [{so}+{i * 32 * sb}];")
+            sbr[rr] = [r]
+        c = k.reg(".b32", "chunk0")
+        k("add.u32 %chunk0, %c0, %t4")
+        self.compute_w(c, words, sbr, False)
+        k.comment("refill this slot with window + D (its words are in registers and consumed)")
+        self.cpa_issue(D, slot)
+        k(f"add.u32 {slot}, {slot}, 1")
+        k(f"setp.eq.u32 %p_stop, {slot}, {D}")
+        k(f"selp.u32 {slot}, 0, {slot}, %p_stop")
+        k("add.u32 %c0, %c0, %cstep")
+        k("bra.uni WIN_LOOPC")
+
+    def ahead_prefetch(self):
+        """apf: L2 prefetch of this lane's chunk apf windows on (rows A and B; apfs: and its
+        scale bytes), when that chunk exists."""
+        if not self.apf:
+            return
+        k = self.k
+        c, p, aa = k.reg(".b32", "apf_c"), k.reg(".pred", "p_apf"), k.reg(".b64", "apf_a")
+        k(f"mad.lo.u32 {c}, %cstep, {self.apf}, %c0")
+        k(f"add.u32 {c}, {c}, %t4")
+        k(f"setp.lt.u32 {p}, {c}, %a_nch")
+        for rr in ("A", "B"):
+            self.a_addr(aa, c, rr)
+            k(f"@{p} prefetch.global.L2 [{aa}]")
+        if self.apfs:
+            kk = self.chunk_k(c, "apf")
+            ko, tk = k.reg(".b32", "apf_ko"), k.reg(".b32", "apf_tk")
+            k(f"shr.u32 {tk}, {kk}, %a_ksh")
+            k(f"and.b32 {ko}, {kk}, %a_kmsk")
+            k(f"mad.lo.u32 {ko}, {tk}, %a_kmul, {ko}")
+            for rr in ("A", "B"):
+                k(f"mad.wide.u32 {aa}, {ko}, %a_unit, %sbase{rr}")
+                k(f"@{p} prefetch.global.L2 [{aa}]")
 
     def a_addr(self, aa, c, rr):
         """A's address of chunk c of row rr (A or B) of this lane."""
@@ -1746,8 +1930,11 @@ class TC(GV):
         words = {}
         for rr in ("A", "B"):
             ws = [k.reg(".b32", f"w{u}{rr}{j}") for j in range(4)]
-            aa = k.reg(".b64", f"aaddr{rr}")
-            self.a_addr(aa, c, rr)
+            if self._ptrs:
+                aa = self._ptrs[rr]
+            else:
+                aa = k.reg(".b64", f"aaddr{rr}")
+                self.a_addr(aa, c, rr)
             if tail:
                 self.zero(ws)
                 self.ld(ws, aa, "a", "%p_full")
@@ -1773,8 +1960,11 @@ class TC(GV):
                 sb[rr] = regs
             return c, words, sb
         for rr in ("A", "B"):
-            sa = k.reg(".b64", f"saddr{rr}")
-            k(f"mad.wide.u32 {sa}, {ko}, %a_unit, %sbase{rr}")
+            if self._ptrs:
+                sa = self._ptrs["s" + rr]
+            else:
+                sa = k.reg(".b64", f"saddr{rr}")
+                k(f"mad.wide.u32 {sa}, {ko}, %a_unit, %sbase{rr}")
             if spair and not tail:
                 regs = [k.reg(".b32", f"sb{u}{rr}0")]
                 self.ld(regs, sa, "a", None, "u16")
@@ -1791,12 +1981,12 @@ class TC(GV):
             sb[rr] = regs
         return c, words, sb
 
-    def compute_w(self, c, words, sb, tail):
+    def compute_w(self, c, words, sb, tail, X=None):
         """x's halves of chunk c on the x lanes (b0 on lanes g = 2t, b1 on g = 2t + 1; the
-        other lanes keep zeros), the decode, 8 mma, the scales."""
+        other lanes keep zeros), the decode, 8 mma, the scales. X: x already loaded (xh)."""
         k = self.k
         if self.x2:
-            return self.compute_w2(c, words, sb, tail)
+            return self.compute_w2(c, words, sb, tail, X)
         P = [k.reg(".b32", f"xp{j}") for j in range(8)]
         Q = [k.reg(".b32", f"xq{j}") for j in range(8)]
         xa = k.reg(".b64", "xaddr")
@@ -1866,27 +2056,33 @@ class TC(GV):
                 k(f"add.f32 {t0}, {h0}, {h1}")
                 k(f"fma.rn.f32 %acc{rr}, {t0}, {sc[rr][0]}, %acc{rr}")
 
-    def compute_w2(self, c, words, sb, tail):
+    def compute_w2(self, c, words, sb, tail, XH=None):
         """compute_w with one x register set: lane g = 2t loads half 0 of x's chunk, g = 2t + 1
         half 1, into the same 8 registers (2 loads a window, not 4), and the mma run as two
         chains, one per half of A's chunk, on those same B registers. Chain h's column 2t + h is
         the lane's half-h block sum; its other column pairs A's half h with x's other half
         (never read)."""
         k = self.k
-        X = [k.reg(".b32", f"xx{j}") for j in range(8)]
-        xa = k.reg(".b64", "xaddr")
-        k(f"mad.wide.u32 %xaddr, {c}, 64, %xrowl")
-        pl = "%p_xl"
-        if tail:
-            k.comment("tail: x lanes load only what exists (the zeros stay elsewhere)")
-            self.zero(X)
-            k("and.pred %p_lx0, %p_x0, %p_in")
-            k("and.pred %p_lx1, %p_x1, %p_full")
-            k("or.pred %p_lx0, %p_lx0, %p_lx1")
-            pl = "%p_lx0"
-        self.ld(X[0:4], xa, "x", pl)
-        self.ld(X[4:8], f"{xa}+16", "x", pl)
-        if self.sdep:
+        if XH:
+            X = XH
+        else:
+            X = [k.reg(".b32", f"xx{j}") for j in range(8)]
+            if self._ptrs:
+                xa = self._ptrs["x"]
+            else:
+                xa = k.reg(".b64", "xaddr")
+                k(f"mad.wide.u32 %xaddr, {c}, 64, %xrowl")
+            pl = "%p_xl"
+            if tail:
+                k.comment("tail: x lanes load only what exists (the zeros stay elsewhere)")
+                self.zero(X)
+                k("and.pred %p_lx0, %p_x0, %p_in")
+                k("and.pred %p_lx1, %p_x1, %p_full")
+                k("or.pred %p_lx0, %p_lx0, %p_lx1")
+                pl = "%p_lx0"
+            self.ld(X[0:4], xa, "x", pl)
+            self.ld(X[4:8], f"{xa}+16", "x", pl)
+        if self.sdep and not XH:
             # NOTE: the first mma's x word waits for the scale bytes through an opaque zero (the
             # flags' bit 31, never set), so ptxas cannot sink the scale loads below the first
             # chain: it does for F16 x without this, and each window then waits out their DRAM
@@ -1940,6 +2136,20 @@ class TC(GV):
             k("setp.gt.u32 %p_stop, %t_end, %a_nfull")
             k("@%p_stop bra.uni TRIP_DONE")
             loaded = [self.load_a(u, False) for u in range(U)]
+            xh = [None] * U
+            if self.p.get("xh") and self.x2:
+                # experiment knob (GEMV_OPTS=u=N,udep=1,xh=1): every window's x loads here too,
+                # each window its own x registers, and (with udep) window 0's first A word also
+                # waits for the other windows' x and scale bytes: all of a trip's loads in flight
+                # before its first decode
+                for u in range(U):
+                    X = [k.reg(".b32", f"xh{u}_{j}") for j in range(8)]
+                    xa = k.reg(".b64", "xaddr")
+                    k(f"mad.wide.u32 %xaddr, {loaded[u][0]}, 64, %xrowl")
+                    self.zero(X)
+                    self.ld(X[0:4], xa, "x", "%p_xl")
+                    self.ld(X[4:8], f"{xa}+16", "x", "%p_xl")
+                    xh[u] = X
             if self.p.get("udep"):
                 # experiment knob (GEMV_OPTS=u=N,udep=1): window 0's first A word depends on the
                 # other windows' through an opaque zero (the flags' bit 31, never set), so ptxas
@@ -1954,28 +2164,60 @@ class TC(GV):
                     for rr in ("A", "B"):
                         k(f"and.b32 {t}, {loaded[u][1][rr][3]}, {z}")
                         k(f"or.b32 {w0}, {w0}, {t}")
+                        if xh[u]:
+                            for r_ in (loaded[u][2][rr][-1], xh[u][0] if rr == "A" else xh[u][7]):
+                                k(f"and.b32 {t}, {r_}, {z}")
+                                k(f"or.b32 {w0}, {w0}, {t}")
             for u in range(U):
-                self.compute_w(*loaded[u], False)
+                self.compute_w(*loaded[u], False, xh[u])
             k(f"mad.lo.u32 %c0, %cstep, {U}, %c0")
             k("bra.uni TRIP_LOOP")
             k.label("TRIP_DONE")
+        if self.xrot:
+            k.comment("xrot: J windows from window j, wrapping; %c0b the warp's window 0")
+            c0b, n = k.reg(".b32", "c0b"), k.reg(".b32", "xr_n")
+            k(f"mov.u32 {c0b}, %c0")
+            k(f"mov.u32 {n}, %xr_J")
+        if self.pinc:
+            self.pinc_setup()
         copies = [""]
-        if self.nv and U == 1:
+        if self.nv and U == 1 and not self.cpa:
             # NOTE: NVFP4 with FLAG_SPAIR takes a copy of the loop with one u16 scale load a row
             # instead of two byte loads (each a warp-wide request to 8 rows)
             copies = ["P", ""]
             t, p = k.reg(".b32", "t_sp"), k.reg(".pred", "p_spair")
             flag_test(k, FLAG_SPAIR, t, p, "eq")
             k(f"@{p} bra.uni WIN_LOOP")
+        if self.cpa:
+            self.cpa_loop()
+            copies = []
         for cp in copies:
             k.label(f"WIN_LOOP{cp}")
+            if self.xrot:
+                k(f"setp.eq.u32 %p_stop, %xr_n, 0")
+                k(f"@%p_stop bra.uni WIN_DONE")
+                k("mad.lo.u32 %c0, %xr_j, %cstep, %c0b")
+                self.compute_w(*self.load_a(0, False, cp == "P"), False)
+                k("add.u32 %xr_j, %xr_j, 1")
+                k("setp.eq.u32 %p_stop, %xr_j, %xr_J")
+                k("selp.u32 %xr_j, 0, %xr_j, %p_stop")
+                k("sub.u32 %xr_n, %xr_n, 1")
+                k(f"bra.uni WIN_LOOP{cp}")
+                continue
             k("add.u32 %t_end, %c0, 4")
             k("setp.gt.u32 %p_stop, %t_end, %a_nfull")
             k(f"@%p_stop bra.uni WIN_DONE")
             self.compute_w(*self.load_a(0, False, cp == "P"), False)
+            self.ahead_prefetch()
             k("add.u32 %c0, %c0, %cstep")
+            if self.pinc:
+                for nm, d in (("A", "pi_da"), ("B", "pi_da"), ("sA", "pi_ds"), ("sB", "pi_ds"),
+                              ("x", "pi_dx")):
+                    k(f"add.s64 {self._ptrs[nm]}, {self._ptrs[nm]}, %{d}")
             k(f"bra.uni WIN_LOOP{cp}")
         k.label("WIN_DONE")
+        if self.xrot:
+            k("mad.lo.u32 %c0, %xr_J, %cstep, %c0b")
         k.comment("---- tail: the window that reaches past the last whole chunk, if any")
         k("setp.ge.u32 %p_stop, %c0, %a_nch")
         k("@%p_stop bra.uni TAIL_DONE")
@@ -2065,6 +2307,8 @@ class TC(GV):
         hdr = header(GENERATOR, k.name, "gemv", THREADS, 0, self.p)
         text = k.render(hdr, self.target, params, directives)
         decl = f".shared .align 16 .b8 red[{4 * WARPS * 16}];\n\n"
+        if self.cpa:
+            decl += f".shared .align 16 .b8 cpabuf[{WARPS * self.cpa * self.cpa_slot}];\n\n"
         return text.replace(".visible .entry", decl + ".visible .entry", 1)
 
 
