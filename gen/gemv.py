@@ -826,6 +826,17 @@ class GV:
             k(f"shr.u32 {kk}, {c}, 1")
         return kk
 
+    def scale_index(self, kk, ko_name, t_name):
+        """A's scale offset (in units) of scale index kk: (kk >> ksh) * kmul + (kk & kmsk), the
+        strided layout (ksh = kmsk = 0, kmul = K stride) and the 128x4 one (2, 3, 512) alike.
+        Register names given so that callers keep theirs."""
+        k = self.k
+        ko, t = k.reg(".b32", ko_name), k.reg(".b32", t_name)
+        k(f"shr.u32 {t}, {kk}, %a_ksh")
+        k(f"and.b32 {ko}, {kk}, %a_kmsk")
+        k(f"mad.lo.u32 {ko}, {t}, %a_kmul, {ko}")
+        return ko
+
     def body(self, U, pred, tag):
         self.compute(self.load(U, pred, ""), tag)
 
@@ -881,11 +892,7 @@ class GV:
                 xsb.append(self.scale_bytes(f"xs{sfx}{u}", sa, f"add.u64 {{d}}, {sa}, %xs_k64", "x",
                                             pred, pf, pany))
             # A scale k offset, shared by the R rows
-            ko = k.reg(".b32", f"koff{u}")
-            t = k.reg(".b32", "t_k")
-            k(f"shr.u32 {t}, {kk}, %a_ksh")
-            k(f"and.b32 {ko}, {kk}, %a_kmsk")
-            k(f"mad.lo.u32 {ko}, {t}, %a_kmul, {ko}")
+            ko = self.scale_index(kk, f"koff{u}", "t_k")
             ko1 = None
             if self.nv:
                 ko1 = k.reg(".b32", f"koff1_{u}")
@@ -1159,11 +1166,7 @@ class GV:
         for r in range(R):
             self.row_address(aa, aa, r, c, 16, "abase", "%a_a_m", self.chain)
             k(f"@{pin} prefetch.global.L2 [{aa}]")
-        kk = self.chunk_k(c, "pf")
-        ko, t = k.reg(".b32", "pf_ko"), k.reg(".b32", "t_k")
-        k(f"shr.u32 {t}, {kk}, %a_ksh")
-        k(f"and.b32 {ko}, {kk}, %a_kmsk")
-        k(f"mad.lo.u32 {ko}, {t}, %a_kmul, {ko}")
+        ko = self.scale_index(self.chunk_k(c, "pf"), "pf_ko", "t_k")
         # NOTE: FLAG_NOSPF drops the scale bytes from the prefetch (fewer requests in flight
         # while the CTA waits; see prefetch_scales_off in src/gemv.c for where that is faster)
         # (MX formats with x in A's format, the kernels the runtime sets it for; in NVFP4's r4
@@ -1789,12 +1792,7 @@ class TC(GV):
         k(f"mad.wide.u32 {ptrs['x']}, {c}, 64, %xrowl")
 
         def ko_of(cc, tag):
-            kk = self.chunk_k(cc, tag)
-            ko, tk = k.reg(".b32", f"pi_ko{tag}"), k.reg(".b32", f"pi_tk{tag}")
-            k(f"shr.u32 {tk}, {kk}, %a_ksh")
-            k(f"and.b32 {ko}, {kk}, %a_kmsk")
-            k(f"mad.lo.u32 {ko}, {tk}, %a_kmul, {ko}")
-            return ko
+            return self.scale_index(self.chunk_k(cc, tag), f"pi_ko{tag}", f"pi_tk{tag}")
         ko = ko_of(c, "pi")
         for rr in ("A", "B"):
             k(f"mad.wide.u32 {ptrs['s' + rr]}, {ko}, %a_unit, %sbase{rr}")
@@ -1818,11 +1816,7 @@ class TC(GV):
         k(f"add.u32 {c}, {cw}, 4")
         k(f"setp.le.u32 {p}, {c}, %a_nfull")
         k(f"add.u32 {c}, {cw}, %t4")
-        kk = self.chunk_k(cw, "cpa")
-        ko, tk = k.reg(".b32", "cpa_ko"), k.reg(".b32", "cpa_tk")
-        k(f"shr.u32 {tk}, {kk}, %a_ksh")
-        k(f"and.b32 {ko}, {kk}, %a_kmsk")
-        k(f"mad.lo.u32 {ko}, {tk}, %a_kmul, {ko}")
+        ko = self.scale_index(self.chunk_k(cw, "cpa"), "cpa_ko", "cpa_tk")
         for i, rr in enumerate(("A", "B")):
             self.a_addr(aa, c, rr)
             k(f"mad.lo.u32 {sa}, {slot}, {self.cpa_slot}, %cpa_lane")
@@ -1894,11 +1888,7 @@ class TC(GV):
             self.a_addr(aa, c, rr)
             k(f"@{p} prefetch.global.L2 [{aa}]")
         if self.apfs:
-            kk = self.chunk_k(c, "apf")
-            ko, tk = k.reg(".b32", "apf_ko"), k.reg(".b32", "apf_tk")
-            k(f"shr.u32 {tk}, {kk}, %a_ksh")
-            k(f"and.b32 {ko}, {kk}, %a_kmsk")
-            k(f"mad.lo.u32 {ko}, {tk}, %a_kmul, {ko}")
+            ko = self.scale_index(self.chunk_k(c, "apf"), "apf_ko", "apf_tk")
             for rr in ("A", "B"):
                 k(f"mad.wide.u32 {aa}, {ko}, %a_unit, %sbase{rr}")
                 k(f"@{p} prefetch.global.L2 [{aa}]")
@@ -1944,10 +1934,7 @@ class TC(GV):
                 self.ld(ws, aa, "a")
             words[rr] = ws
         kk = self.chunk_k(c, "w")
-        ko, tk = k.reg(".b32", "koff"), k.reg(".b32", "t_k")
-        k(f"shr.u32 {tk}, {kk}, %a_ksh")
-        k(f"and.b32 {ko}, {kk}, %a_kmsk")
-        k(f"mad.lo.u32 {ko}, {tk}, %a_kmul, {ko}")
+        ko = self.scale_index(kk, "koff", "t_k")
         sb = {}
         if self.p.get("noscale"):
             # experiment knob (GEMV_OPTS=noscale=1; wrong results by design): no scale loads,
