@@ -686,6 +686,38 @@ static void test_sf128_vec(void **state) {
     assert_int_equal(vt, 24);
 }
 
+/* The tensor-core kernels' window loop walks running pointers on sm_90a (gen/gemv.py pinc): A's
+ * rows, their scale bytes and x step by constants each window, and the tail window uses them too.
+ * A review listed what no other test gave these kernels: 128x4 scales with k_warps 4 and 8 and
+ * M past one 128-row block, NVFP4's u16 scale-pair loop (row-major, an even scale count a row)
+ * with a tail window, odd scale bases with BF16/F16 x, and K shorter than one window.
+ * 64 cases: both FP4 formats, BF16 and F16 x, every k_warps, row-major / 128x4 / odd row-major. */
+static void test_tc_windows(void **state) {
+    (void)state;
+    if (no_gpu()) skip();
+    static const int ks[4] = {1, 2, 4, 8};
+    static const int64_t kk[4] = {4160, 4096, 96, 2080};
+    int fails = 0;
+    for (int i = 0; i < 64; ++i) {
+        gemv_case c;
+        memset(&c, 0, sizeof c);
+        c.format = i % 2 ? PTXQ_GEMV_MXFP4 : PTXQ_GEMV_NVFP4;
+        c.x = (i / 2) % 2 ? PTXQ_F16 : PTXQ_BF16;
+        c.y = k_y[i % 3];
+        c.k_warps = ks[(i / 4) % 4];
+        c.rows_per_thread = 16;
+        int v = (i / 16) % 4;
+        c.M = v == 2 ? 37 : 300;
+        c.L = v == 3 ? 1 : 2;
+        c.K = kk[v];
+        c.scales = v == 1 ? 2 : 0;
+        c.odd_scales = v == 3;
+        c.globals = 1;
+        fails += run_one(c, 0);
+    }
+    assert_int_equal(fails, 0);
+}
+
 /* One shape with row-major, then 128x4, then row-major A scales on the same thread: the plan memo
  * must not hand one layout's grid to the other (128x4's covers whole 32 R-row blocks). A review
  * found it did: rows 256-299 of the last batch unwritten one way, CTAs past the last batch
@@ -1523,6 +1555,7 @@ int main(void) {
         cmocka_unit_test(test_sf128_rows),
         cmocka_unit_test(test_sf128_vec),
         cmocka_unit_test(test_sf128_memo),
+        cmocka_unit_test(test_tc_windows),
         cmocka_unit_test(test_bad_inputs_untouched),
         cmocka_unit_test(test_pdl_chain),
         cmocka_unit_test(test_graph_a_written),
