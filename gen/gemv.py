@@ -1780,8 +1780,10 @@ class TC(GV):
 
     def pinc_setup(self):
         """pinc: running pointers at chunk c0 + t4 and their steps a window (cstep chunks: A
-        16 bytes a chunk, x 64, the scales ko(chunk_k(cstep)) * unit, additive because cstep's
-        scale index has no bits under kmsk)."""
+        16 bytes a chunk, x 64, the scales ko(chunk_k(cstep)) * unit).
+        NOTE: the scale step is additive only because every layout src/gemv.c sets has kmsk =
+        2^ksh - 1 (strided 0 / 0, 128x4 3 / 2) and cstep's scale index (4 << wk_shift chunks:
+        8 or 4 per window and warp) is a multiple of 2^ksh; a new scale layout must keep both."""
         k = self.k
         k.comment("pinc: running pointers for the window loop and the tail")
         c = k.reg(".b32", "pi_c")
@@ -1933,8 +1935,8 @@ class TC(GV):
             else:
                 self.ld(ws, aa, "a")
             words[rr] = ws
-        kk = self.chunk_k(c, "w")
-        ko = self.scale_index(kk, "koff", "t_k")
+        # with running pointers (pinc) the scale addresses need no offset from c
+        ko = None if self._ptrs else self.scale_index(self.chunk_k(c, "w"), "koff", "t_k")
         sb = {}
         if self.p.get("noscale"):
             # experiment knob (GEMV_OPTS=noscale=1; wrong results by design): no scale loads,
@@ -1968,12 +1970,12 @@ class TC(GV):
             sb[rr] = regs
         return c, words, sb
 
-    def compute_w(self, c, words, sb, tail, X=None):
+    def compute_w(self, c, words, sb, tail):
         """x's halves of chunk c on the x lanes (b0 on lanes g = 2t, b1 on g = 2t + 1; the
-        other lanes keep zeros), the decode, 8 mma, the scales. X: x already loaded (xh)."""
+        other lanes keep zeros), the decode, 8 mma, the scales."""
         k = self.k
         if self.x2:
-            return self.compute_w2(c, words, sb, tail, X)
+            return self.compute_w2(c, words, sb, tail)
         P = [k.reg(".b32", f"xp{j}") for j in range(8)]
         Q = [k.reg(".b32", f"xq{j}") for j in range(8)]
         xa = k.reg(".b64", "xaddr")
@@ -2043,33 +2045,30 @@ class TC(GV):
                 k(f"add.f32 {t0}, {h0}, {h1}")
                 k(f"fma.rn.f32 %acc{rr}, {t0}, {sc[rr][0]}, %acc{rr}")
 
-    def compute_w2(self, c, words, sb, tail, XH=None):
+    def compute_w2(self, c, words, sb, tail):
         """compute_w with one x register set: lane g = 2t loads half 0 of x's chunk, g = 2t + 1
         half 1, into the same 8 registers (2 loads a window, not 4), and the mma run as two
         chains, one per half of A's chunk, on those same B registers. Chain h's column 2t + h is
         the lane's half-h block sum; its other column pairs A's half h with x's other half
         (never read)."""
         k = self.k
-        if XH:
-            X = XH
+        X = [k.reg(".b32", f"xx{j}") for j in range(8)]
+        if self._ptrs:
+            xa = self._ptrs["x"]
         else:
-            X = [k.reg(".b32", f"xx{j}") for j in range(8)]
-            if self._ptrs:
-                xa = self._ptrs["x"]
-            else:
-                xa = k.reg(".b64", "xaddr")
-                k(f"mad.wide.u32 %xaddr, {c}, 64, %xrowl")
-            pl = "%p_xl"
-            if tail:
-                k.comment("tail: x lanes load only what exists (the zeros stay elsewhere)")
-                self.zero(X)
-                k("and.pred %p_lx0, %p_x0, %p_in")
-                k("and.pred %p_lx1, %p_x1, %p_full")
-                k("or.pred %p_lx0, %p_lx0, %p_lx1")
-                pl = "%p_lx0"
-            self.ld(X[0:4], xa, "x", pl)
-            self.ld(X[4:8], f"{xa}+16", "x", pl)
-        if self.sdep and not XH:
+            xa = k.reg(".b64", "xaddr")
+            k(f"mad.wide.u32 %xaddr, {c}, 64, %xrowl")
+        pl = "%p_xl"
+        if tail:
+            k.comment("tail: x lanes load only what exists (the zeros stay elsewhere)")
+            self.zero(X)
+            k("and.pred %p_lx0, %p_x0, %p_in")
+            k("and.pred %p_lx1, %p_x1, %p_full")
+            k("or.pred %p_lx0, %p_lx0, %p_lx1")
+            pl = "%p_lx0"
+        self.ld(X[0:4], xa, "x", pl)
+        self.ld(X[4:8], f"{xa}+16", "x", pl)
+        if self.sdep:
             # NOTE: the first mma's x word waits for the scale bytes through an opaque zero (the
             # flags' bit 31, never set), so ptxas cannot sink the scale loads below the first
             # chain: it does for F16 x without this, and each window then waits out their DRAM
@@ -2123,20 +2122,6 @@ class TC(GV):
             k("setp.gt.u32 %p_stop, %t_end, %a_nfull")
             k("@%p_stop bra.uni TRIP_DONE")
             loaded = [self.load_a(u, False) for u in range(U)]
-            xh = [None] * U
-            if self.p.get("xh") and self.x2:
-                # experiment knob (GEMV_OPTS=u=N,udep=1,xh=1): every window's x loads here too,
-                # each window its own x registers, and (with udep) window 0's first A word also
-                # waits for the other windows' x and scale bytes: all of a trip's loads in flight
-                # before its first decode
-                for u in range(U):
-                    X = [k.reg(".b32", f"xh{u}_{j}") for j in range(8)]
-                    xa = k.reg(".b64", "xaddr")
-                    k(f"mad.wide.u32 %xaddr, {loaded[u][0]}, 64, %xrowl")
-                    self.zero(X)
-                    self.ld(X[0:4], xa, "x", "%p_xl")
-                    self.ld(X[4:8], f"{xa}+16", "x", "%p_xl")
-                    xh[u] = X
             if self.p.get("udep"):
                 # experiment knob (GEMV_OPTS=u=N,udep=1): window 0's first A word depends on the
                 # other windows' through an opaque zero (the flags' bit 31, never set), so ptxas
@@ -2151,12 +2136,8 @@ class TC(GV):
                     for rr in ("A", "B"):
                         k(f"and.b32 {t}, {loaded[u][1][rr][3]}, {z}")
                         k(f"or.b32 {w0}, {w0}, {t}")
-                        if xh[u]:
-                            for r_ in (loaded[u][2][rr][-1], xh[u][0] if rr == "A" else xh[u][7]):
-                                k(f"and.b32 {t}, {r_}, {z}")
-                                k(f"or.b32 {w0}, {w0}, {t}")
             for u in range(U):
-                self.compute_w(*loaded[u], False, xh[u])
+                self.compute_w(*loaded[u], False)
             k(f"mad.lo.u32 %c0, %cstep, {U}, %c0")
             k("bra.uni TRIP_LOOP")
             k.label("TRIP_DONE")
