@@ -302,8 +302,8 @@ def variants():
             prm = {"format": fmt, "x": xt, "rows": 16, "elem": f["elem"], "scale": f["scale"],
                    "block": f["block"], "unroll": 1, "threads": THREADS, "pipe": 0, "twin": 0,
                    "bulk": 0, "tc": 1}
-            if (fmt, xt) == ("mxfp4", "f16"):
-                prm["u90"] = TC_U_MXFP4_F16
+            if fmt == "mxfp4":
+                prm["u90"] = TC_U_MXFP4
             res.append((tc_name(fmt, xt), prm))
     return res
 
@@ -1525,8 +1525,8 @@ class GV:
 # D[g][2t + 1], D[g + 8][2t], D[g + 8][2t + 1]: its own chunk's two half-chunk block sums for
 # both its rows, exact in f32 (16 products of an 11-bit and a 3-bit significand), scaled once a
 # window in f32 by the block scale (NVFP4: one per half; MXFP4: the two halves are one block).
-# BF16 x: mma.sync bf16, A decoded by spread_bf16 (pairs (i, i + 4), 2.4 instructions an
-# element) and each B register assembled from x's halves by one prmt to the same pairing.
+# BF16 x: mma.sync bf16, A decoded by spread_bf16 to consecutive pairs like F16's (2.1
+# instructions an element), so x's registers feed the mma as loaded, as with F16.
 # Both x types load x into one register set (compute_w2: 2 loads a window, not 4): lanes g = 2t
 # and 2t + 1 read halves 0 and 1 into the same registers, and the 8 mma run as two chains, one
 # per half of A's chunk (compute_w, two register sets, stays behind GEMV_OPTS=x2=0).
@@ -1543,8 +1543,12 @@ TC_X = ("f16", "bf16")
 # two rounds, % of the copy: +0.5 to +2.3 points on all four bench shapes, waiting and independent (e.g. (7168,16384,1) 60.3-61.0 against 59.6-59.7 waiting); H100, three
 # rounds: -0.1 to +3.3 (one waiting (7168,16384,1) sample at 47.7% where its other two read 82.0-82.1
 # and the built kernel 81.4-82.3). With u = 2 on the H200, NVFP4 x F16 (64 registers) lost 2.7-7.2
-# points, the BF16 kernels (70 registers: 3 CTAs a SM) 3.3-14.9.
-TC_U_MXFP4_F16 = 2
+# points, the BF16 kernels (70 registers: 3 CTAs a SM) 3.3-14.9. With the consecutive-pair BF16
+# decode (spread_bf16; 58 registers at u = 2) MXFP4 x BF16 takes two windows a trip too: H200,
+# 2026-11-27, two calls of three rounds against u = 1 (with sdep, the best u = 1 form): +0.6 to
+# +2.6 points on five of the eight rows (waiting (7168,16384,1) 66.4-66.9 against 64.4-65.3),
+# -0.3 to -1.8 on the large (16384,16384,4); NVFP4 x BF16 at u = 2 lost 1-5 points.
+TC_U_MXFP4 = 2
 
 
 def tc_name(fmt, xt):
@@ -1578,12 +1582,12 @@ def spread_e4m3(k, w, tag):
     return out
 
 
-def spread_bf16(k, w, tag):
+def spread_bf16_split(k, w, tag):
     """One word of 8 E2M1 codes -> 4 bf16x2, pairs (i, i + 4) (whose sign bits sit 16 apart, as
     bf16x2's do), exact. Each code's bits move into a bf16 with exponent field e and mantissa
     m << 6, the value times 2^-126 (the subnormal code lands on bf16's subnormal 2^-127), and
-    one mul.rn.bf16x2 by 2^126 (subnormals are kept: bf16 arithmetic has no flush) restores it:
-    the products of the mma stay far from f32's subnormal range."""
+    one mul.rn.bf16x2 by 2^126 (subnormals are kept: bf16 arithmetic has no flush) restores it.
+    x's registers then need one prmt each to the same pairing. Kept behind GEMV_OPTS=bfp=0."""
     out = []
     m, sg = k.reg(".b32", "t_bm"), k.reg(".b32", "t_bs")
     for i in range(4):
@@ -1597,6 +1601,35 @@ def spread_bf16(k, w, tag):
     return out
 
 
+def bf16_pair_selector(i):
+    """prmt selector for spread_bf16's pair i, sources (w, w << 4): byte 0 = byte i of w << 4
+    (code 2i in its high nibble), byte 1 = that byte's sign replicated, byte 2 = byte i of w
+    (code 2i + 1 in its high nibble), byte 3 = that byte's sign replicated."""
+    return (4 + i) | (8 | (4 + i)) << 4 | i << 8 | (8 | i) << 12
+
+
+def spread_bf16(k, w, tag):
+    """One word of 8 E2M1 codes -> 4 bf16x2, consecutive pairs (2i, 2i + 1) like x's own
+    registers (so x needs no re-pairing), exact, 17 instructions a word (the split pairing: 19,
+    and 2 prmt a word on x). A prmt lays each code of pair i in the high nibble of a 16-bit half
+    with its sign replicated over the byte above; a shift by 2 puts the code's e1 e0 m at bf16
+    bits 8 7 6 (exponent field e, mantissa m << 6) and a copy of its sign at bit 15, and the
+    mask drops the rest: the value times 2^-126 (the subnormal code lands on bf16's subnormal
+    2^-127). One mul.rn.bf16x2 by 2^126 (bf16 arithmetic keeps subnormals) restores it, so the
+    mma's products stay far from f32's subnormal range."""
+    w4 = k.reg(".b32", "t_bw4")
+    k(f"shl.b32 {w4}, {w}, 4")
+    out = []
+    for i in range(4):
+        o = k.reg(".b32", f"{tag}b{i}")
+        k(f"prmt.b32 {o}, {w}, {w4}, 0x{bf16_pair_selector(i):04X}")
+        k(f"shl.b32 {o}, {o}, 2")
+        k(f"and.b32 {o}, {o}, 0x81C081C0")
+        k(f"mul.rn.bf16x2 {o}, {o}, %bf2p126")
+        out.append(o)
+    return out
+
+
 class TC(GV):
     """Emits one tensor-core GEMV kernel (see the block comment above)."""
 
@@ -1605,7 +1638,7 @@ class TC(GV):
         self.R = 16
         # windows a trip (p["u"]; GEMV_OPTS=u=N). H200, 2026-11-25: u = 2 (80 / 71 registers)
         # and 4 (120 / 108) were 3-50% slower than u = 1 (64) on every bench shape; since then
-        # MXFP4 x F16 takes u = 2 at 60 registers (TC_U_MXFP4_F16), the other three lose with it
+        # MXFP4 takes u = 2 (TC_U_MXFP4: x F16 at 60 registers, x BF16 at 58), NVFP4 loses with it
         self.TU = int(p.get("u", p.get("u90", 1) if target == "sm_90a" else 1))
         # one x register set and two mma chains (compute_w2; GEMV_OPTS=x2=0/1). H100,
         # 2026-11-25, same process: BF16 x 2-7% faster on all four bench shapes, both formats
@@ -1650,7 +1683,24 @@ class TC(GV):
         self.pinc = (bool(int(p.get("pinc", 1 if target == "sm_90a" else 0))) and self.TU == 1
                      and self.x2 and not self.p.get("pk") and not self.xrot and not self.cpa)
         self._ptrs = None
-        self.sdep = bool(int(p.get("sdep", 1 if self.x2 and self.xt == "f16" else 0)))
+        # BF16 x: A decoded to consecutive pairs (spread_bf16), x's registers used as loaded;
+        # GEMV_OPTS=bfp=0 keeps the split pairing (spread_bf16_split) and a prmt a register on x
+        # (17 instructions a word of A against 19 and 2 prmt on x). Window loop, sm_90a:
+        # NVFP4 x BF16 199 -> 181 SASS instructions (with sdep), 58 -> 56 registers; MXFP4 x
+        # BF16 196 -> 185 a window at u = 2 (no pinc there), 58 registers. H200, 2026-11-27,
+        # three rounds in one process against bfp = 0 at u = 1 (the kernels before), % of the
+        # copy, waiting and independent on the four bench shapes: NVFP4 x BF16 -0.2 to +2.4
+        # points ((7168,16384,1) waiting 63.0-63.6 -> 64.8-65.5, (7168,2048,4) independent
+        # 71.4-71.7 -> 73.5-73.9), MXFP4 x BF16 +1.1 to +5.9 ((7168,16384,1) waiting 60.4-60.6
+        # -> 65.9-67.0)
+        self.bfp = bool(int(p.get("bfp", 1)))
+        # BF16 x with the consecutive-pair decode lets ptxas sink a scale load below the first
+        # mma as F16 x did; sdep holds it (u = 1). H200, 2026-11-27, three rounds, NVFP4 x BF16
+        # u = 1: +0.4 to +4.5 points of the copy on all eight rows with it, against without;
+        # MXFP4 x BF16 at u = 2 lost 0.3 to 2.7 points with it on seven of eight
+        bf_sdep = self.xt == "bf16" and self.bfp and self.TU == 1
+        self.sdep = bool(int(p.get("sdep", 1 if self.x2 and (self.xt == "f16" or bf_sdep)
+                                   else 0)))
 
     def setup_tc(self):
         k = self.k
@@ -1992,7 +2042,7 @@ class TC(GV):
         self.ld(Q[0:4], f"{xa}+32", "x", p1)
         self.ld(Q[4:8], f"{xa}+48", "x", p1)
         sc, h = self.decode_w(words, sb)
-        bf = self.xt == "bf16"
+        bf = self.xt == "bf16" and not self.bfp
         D = [k.reg(".f32", f"d{j}") for j in range(4)]
         for s in range(8):
             a = [h["A"][s // 4][s % 4], h["B"][s // 4][s % 4],
@@ -2015,7 +2065,9 @@ class TC(GV):
         pairs: h[row][word][pair]."""
         k = self.k
         sc = {rr: self.scales(sb[rr], f"s{rr}") for rr in ("A", "B")}
-        spread = spread_bf16 if self.xt == "bf16" else spread_e4m3
+        spread = spread_e4m3
+        if self.xt == "bf16":
+            spread = spread_bf16 if self.bfp else spread_bf16_split
         if self.p.get("nodecode"):
             # experiment knob (GEMV_OPTS=nodecode=1; wrong results by design): A's raw words as
             # the mma operands, no decode
@@ -2078,7 +2130,7 @@ class TC(GV):
             k(f"lop3.b32 {t}, {sb['A'][-1]}, {sb['B'][-1]}, {z}, 0xA8")  # (a | b) & c: 0
             k(f"or.b32 {X[0]}, {X[0]}, {t}")
         sc, h = self.decode_w(words, sb)
-        bf = self.xt == "bf16"
+        bf = self.xt == "bf16" and not self.bfp
         D = [[k.reg(".f32", f"d{hh}{j}") for j in range(4)] for hh in range(2)]
         for hh in range(2):
             for j in range(4):
@@ -2293,6 +2345,8 @@ def emit(name, params, target):
         selftest_decode()
         if params["x"] == "same":
             selftest_dp4a()
+        if params["x"] == "bf16" and params.get("tc"):
+            selftest_bf16()
     return (TC if params.get("tc") else GV)(name, params, target).emit()
 
 
@@ -2340,8 +2394,59 @@ def _run(lines, regs):
             regs[dst] = (val[0] * val[1]) >> 32
         elif op == "lop3.b32":
             regs[dst] = _lop3(val[0], val[1], val[2], val[3])
+        elif op == "mul.rn.bf16x2":
+            regs[dst] = _bf16x2_mul_exact(val[0], val[1])
         else:
             raise AssertionError(f"selftest: unexpected instruction {line!r}")
+
+
+def _bf16_value(h):
+    """The value of a bf16 bit pattern (finite), subnormals included."""
+    e, m = h >> 7 & 0xFF, h & 0x7F
+    v = (m / 128) * 2.0 ** -126 if e == 0 else (1 + m / 128) * 2.0 ** (e - 127)
+    return -v if h & 0x8000 else v
+
+
+def _bf16_bits_exact(v):
+    """The bf16 bit pattern of v, which must be exactly representable (normal, or zero)."""
+    import struct
+    b = struct.unpack("<I", struct.pack("<f", v))[0]
+    if b & 0xFFFF:
+        raise AssertionError(f"selftest: {v} is not a bf16")
+    return b >> 16
+
+
+def _bf16x2_mul_exact(a, b):
+    """mul.rn.bf16x2 where every product is exact (the selftest's scalings by 2^126)."""
+    return (_bf16_bits_exact(_bf16_value(a >> 16) * _bf16_value(b >> 16)) << 16
+            | _bf16_bits_exact(_bf16_value(a & 0xFFFF) * _bf16_value(b & 0xFFFF)))
+
+
+def selftest_bf16():
+    """spread_bf16 (consecutive pairs) and spread_bf16_split (pairs (i, i + 4)): every code at
+    every nibble position, and random words, decode to the bf16 of its E2M1 value."""
+    import random
+    val = (0.0, 0.5, 1.0, 1.5, 2.0, 3.0, 4.0, 6.0)
+    rng = random.Random(6)
+    words = [rng.getrandbits(32) for _ in range(256)]
+    for pos in range(8):
+        for code in range(16):
+            words.append((rng.getrandbits(32) & ~(15 << 4 * pos)) | code << 4 * pos)
+    for spread, pairs in ((spread_bf16, [(2 * i, 2 * i + 1) for i in range(4)]),
+                          (spread_bf16_split, [(i, i + 4) for i in range(4)])):
+        k = Kernel("selftest")
+        w = k.reg(".b32", "w")
+        out = spread(k, w, "st_")
+        for word in words:
+            regs = {"w": word, "bf2p126": 0x7E807E80}
+            _run(k.lines, regs)
+            for i, (e0, e1) in enumerate(pairs):
+                got = regs[out[i][1:]]
+                for half, e in ((0, e0), (1, e1)):
+                    code = (word >> 4 * e) & 15
+                    want = _bf16_bits_exact(val[code & 7]) | (0x8000 if code & 8 else 0)
+                    if (got >> 16 * half) & 0xFFFF != want:
+                        raise AssertionError(f"{spread.__name__}: word {word:08x} element {e}")
 
 
 def selftest_decode():
