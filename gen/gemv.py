@@ -302,8 +302,6 @@ def variants():
             prm = {"format": fmt, "x": xt, "rows": 16, "elem": f["elem"], "scale": f["scale"],
                    "block": f["block"], "unroll": 1, "threads": THREADS, "pipe": 0, "twin": 0,
                    "bulk": 0, "tc": 1}
-            if fmt == "mxfp4":
-                prm["u90"] = TC_U_MXFP4
             res.append((tc_name(fmt, xt), prm))
     return res
 
@@ -1538,17 +1536,11 @@ class GV:
 TC_X = ("f16", "bf16")
 
 
-# MXFP4 x F16's tensor-core kernel walks two windows a trip on sm_90a (param u90; the other
-# targets, not measured, keep one): 60 registers (4 CTAs a SM, as with one). H200, 2026-11-27,
-# two rounds, % of the copy: +0.5 to +2.3 points on all four bench shapes, waiting and independent (e.g. (7168,16384,1) 60.3-61.0 against 59.6-59.7 waiting); H100, three
-# rounds: -0.1 to +3.3 (one waiting (7168,16384,1) sample at 47.7% where its other two read 82.0-82.1
-# and the built kernel 81.4-82.3). With u = 2 on the H200, NVFP4 x F16 (64 registers) lost 2.7-7.2
-# points, the BF16 kernels (70 registers: 3 CTAs a SM) 3.3-14.9. With the consecutive-pair BF16
-# decode (spread_bf16; 58 registers at u = 2) MXFP4 x BF16 takes two windows a trip too: H200,
-# 2026-11-27, two calls of three rounds against u = 1 (with sdep, the best u = 1 form): +0.6 to
-# +2.6 points on five of the eight rows (waiting (7168,16384,1) 66.4-66.9 against 64.4-65.3),
-# -0.3 to -1.8 on the large (16384,16384,4); NVFP4 x BF16 at u = 2 lost 1-5 points.
-TC_U_MXFP4 = 2
+# Windows a trip (TC.TU): one. Before the software-pipelined loop (TC.spl) MXFP4 walked two on
+# sm_90a: x F16 +0.5 to +2.3 points of the copy over one on the H200, x BF16 (with the
+# consecutive-pair decode, 58 registers) +0.6 to +2.6 on five of eight rows (2026-11-27); NVFP4
+# lost 1-7 points with two. The pipelined loop at one window matched or beat two on all four
+# kernels, so every format takes it.
 
 
 def tc_name(fmt, xt):
@@ -1638,8 +1630,8 @@ class TC(GV):
         self.R = 16
         # windows a trip (p["u"]; GEMV_OPTS=u=N). H200, 2026-11-25: u = 2 (80 / 71 registers)
         # and 4 (120 / 108) were 3-50% slower than u = 1 (64) on every bench shape; since then
-        # MXFP4 takes u = 2 (TC_U_MXFP4: x F16 at 60 registers, x BF16 at 58), NVFP4 loses with it
-        self.TU = int(p.get("u", p.get("u90", 1) if target == "sm_90a" else 1))
+        # MXFP4 took u = 2 before spl (see the note above tc_name)
+        self.TU = int(p.get("u", 1))
         # one x register set and two mma chains (compute_w2; GEMV_OPTS=x2=0/1). H100,
         # 2026-11-25, same process: BF16 x 2-7% faster on all four bench shapes, both formats
         # (NVFP4 (7168,16384,1) 27.93 against 30.07 us). F16 x was 8-12% slower until its scale
@@ -1679,10 +1671,22 @@ class TC(GV):
         # three bench shapes (independent (7168,16384,1) 83.4-84.3 -> 85.0-85.2), NVFP4 x F16
         # +1.0 to +3.0 ((16384,16384,4) 88.3-88.9 -> 90.0-90.9), MXFP4 x BF16 +0.4 to +2.5;
         # on (7168,2048,4), 4 windows a warp, NVFP4 -1.5 to +0.5, MXFP4 x BF16 +0.9 to +1.7.
-        # MXFP4 x F16 keeps u = 2 (with u = 1 and pinc it lost 0 to 3 points).
         self.pinc = (bool(int(p.get("pinc", 1 if target == "sm_90a" else 0))) and self.TU == 1
                      and self.x2 and not self.p.get("pk") and not self.xrot and not self.cpa)
         self._ptrs = None
+        # spl (with pinc; GEMV_OPTS=spl=0/1, sfence=0/1): the window loop software-pipelined
+        # over two register sets (spl_loop), the next window's scale loads fenced ahead of this
+        # window's work (sfence). 56-64 registers, 4 CTAs a SM. H200, 2026-11-27, three rounds
+        # in one process, % of the copy, waiting and independent on the four bench shapes,
+        # against the kernels without it (NVFP4 u = 1 with sdep, MXFP4 u = 2): NVFP4 x BF16
+        # +2.6 to +6.6 points ((7168,16384,1) 66.7 -> 73.2 waiting, 87.2 -> 93.5 independent),
+        # NVFP4 x F16 +0.9 to +1.7, MXFP4 x BF16 +0.5 to +4.7, MXFP4 x F16 -1.2 to +1.0. Without
+        # sfence: NVFP4 x BF16 the same within 1.2 points, the others 0-1.3 points lower.
+        # NOTE: this is latency, which the loop without spl leaves exposed once a window per
+        # warp; the notes at pinc below, from before spl, read the gains of fewer instructions
+        # as an issue bound
+        self.spl = bool(int(p.get("spl", 1))) and self.pinc
+        self.sfence = bool(int(p.get("sfence", 1))) and self.spl
         # BF16 x: A decoded to consecutive pairs (spread_bf16), x's registers used as loaded;
         # GEMV_OPTS=bfp=0 keeps the split pairing (spread_bf16_split) and a prmt a register on x
         # (17 instructions a word of A against 19 and 2 prmt on x). Window loop, sm_90a:
@@ -1698,7 +1702,10 @@ class TC(GV):
         # mma as F16 x did; sdep holds it (u = 1). H200, 2026-11-27, three rounds, NVFP4 x BF16
         # u = 1: +0.4 to +4.5 points of the copy on all eight rows with it, against without;
         # MXFP4 x BF16 at u = 2 lost 0.3 to 2.7 points with it on seven of eight
-        bf_sdep = self.xt == "bf16" and self.bfp and self.TU == 1
+        # (without spl; with it, sdep cost NVFP4 x BF16 6 registers (68: 3 CTAs a SM) and 7-19
+        # points; F16 x keeps it: without it under spl NVFP4 x F16 took 70 registers, 6-10
+        # points slower)
+        bf_sdep = self.xt == "bf16" and self.bfp and self.TU == 1 and not self.spl
         self.sdep = bool(int(p.get("sdep", 1 if self.x2 and (self.xt == "f16" or bf_sdep)
                                    else 0)))
 
@@ -1955,11 +1962,12 @@ class TC(GV):
         else:
             k(f"mad.wide.u32 {aa}, {c}, 16, %abase{rr}")
 
-    def load_a(self, u, tail, spair=False):
+    def load_a(self, u, tail, spair=False, fence=None):
         """Window u of the trip (chunk c_u = c0 + 4 u WK + t): A's 16 bytes of rows A and B and
         their block scale bytes. Rows past M read row M - 1 (clamped; never stored). tail: the
         chunk may be past the row end (zeros) or NVFP4's last half chunk (8 bytes). spair
-        (NVFP4, FLAG_SPAIR): a chunk's two scale bytes are one aligned u16, one load a row."""
+        (NVFP4, FLAG_SPAIR): a chunk's two scale bytes are one aligned u16, one load a row.
+        fence (spl's sfence): emitted after the scale loads, which then come first."""
         k = self.k
         c = k.reg(".b32", f"chunk{u}")
         k(f"mad.lo.u32 {c}, %cstep, {u}, %c0")
@@ -1969,6 +1977,16 @@ class TC(GV):
             k(f"setp.lt.u32 %p_full, {c}, %a_nfull")
             if self.nv:
                 k(f"setp.eq.and.u32 %p_half, {c}, %a_nfull, %p_hashalf")
+        if fence:
+            sb = self.load_scales(u, c, tail, spair)
+            fence()
+            return c, self.load_words(u, c, tail), sb
+        words = self.load_words(u, c, tail)
+        return c, words, self.load_scales(u, c, tail, spair)
+
+    def load_words(self, u, c, tail):
+        """load_a's A words: 16 bytes of rows A and B (tail: zeros past the row end)."""
+        k = self.k
         words = {}
         for rr in ("A", "B"):
             ws = [k.reg(".b32", f"w{u}{rr}{j}") for j in range(4)]
@@ -1985,6 +2003,11 @@ class TC(GV):
             else:
                 self.ld(ws, aa, "a")
             words[rr] = ws
+        return words
+
+    def load_scales(self, u, c, tail, spair):
+        """load_a's scale bytes of rows A and B: {row: [registers]}."""
+        k = self.k
         # with running pointers (pinc) the scale addresses need no offset from c
         ko = None if self._ptrs else self.scale_index(self.chunk_k(c, "w"), "koff", "t_k")
         sb = {}
@@ -1997,7 +2020,7 @@ class TC(GV):
                 for r in regs:
                     k(f"mov.b32 {r}, {0x3838 if self.nv else 127}")
                 sb[rr] = regs
-            return c, words, sb
+            return sb
         for rr in ("A", "B"):
             if self._ptrs:
                 sa = self._ptrs["s" + rr]
@@ -2018,7 +2041,7 @@ class TC(GV):
                 k(f"mad.wide.u32 {s2}, %a_ks1, %a_unit, {sa}")
                 self.ld([regs[1]], s2, "a", "%p_full" if tail else None)
             sb[rr] = regs
-        return c, words, sb
+        return sb
 
     def compute_w(self, c, words, sb, tail):
         """x's halves of chunk c on the x lanes (b0 on lanes g = 2t, b1 on g = 2t + 1; the
@@ -2212,6 +2235,9 @@ class TC(GV):
             self.cpa_loop()
             copies = []
         for cp in copies:
+            if self.spl:
+                self.spl_loop(cp)
+                continue
             k.label(f"WIN_LOOP{cp}")
             if self.xrot:
                 k(f"setp.eq.u32 %p_stop, %xr_n, 0")
@@ -2243,6 +2269,62 @@ class TC(GV):
         k("@%p_stop bra.uni TAIL_DONE")
         self.compute_w(*self.load_a(0, True), True)
         k.label("TAIL_DONE")
+
+    def spl_advance(self, names):
+        """pinc pointers named in names one window on."""
+        for nm in names:
+            d = {"A": "pi_da", "B": "pi_da", "sA": "pi_ds", "sB": "pi_ds", "x": "pi_dx"}[nm]
+            self.k(f"add.s64 {self._ptrs[nm]}, {self._ptrs[nm]}, %{d}")
+
+    def spl_loop(self, cp):
+        """spl: the window loop software-pipelined, unrolled twice over two register sets:
+        window j + 1's scale and A loads go out before window j's x loads, decode and mma. The
+        A and scale pointers run one window ahead of x's; every exit leaves all of them (and
+        c0) at the first window not done, for the tail.
+        NOTE: ptxas sinks loads towards their use to shorten live ranges, here into the
+        previous window's mma, where their latency shows again. sfence ends the block after
+        the next window's scale loads with a branch on a predicate that is never true (the
+        flags' bit 31): the scale bytes (one DRAM request a row each) then stay at the top,
+        A's loads still sink part way. Fencing A's loads too cost 6-14 registers (70-74: 3
+        CTAs a SM) and 2-12 points of the copy; making the never-taken path read the scale
+        bytes held them too, but lost 0-5 points (H200, 2026-11-27)."""
+        k, sp = self.k, cp == "P"
+        k.label(f"WIN_LOOP{cp}")
+        k.comment("spl: two register sets; A and scale pointers one window ahead of x")
+        k("add.u32 %t_end, %c0, 4")
+        k("setp.gt.u32 %p_stop, %t_end, %a_nfull")
+        k(f"@%p_stop bra.uni WIN_DONE")
+        fen = None
+        if self.sfence:
+            t = k.reg(".b32", "t_never")
+            k.reg(".pred", "p_never")
+            k(f"and.b32 {t}, %a_flags, 0x80000000")
+            k(f"setp.ne.u32 %p_never, {t}, 0")
+
+            def fen():
+                k("@%p_never bra.uni WIN_DONE")
+        sets = [self.load_a(0, False, sp), None]
+        self.spl_advance(("A", "B", "sA", "sB"))
+        k.label(f"SPL_LOOP{cp}")
+        for j in range(2):
+            k.comment(f"spl: set {1 - j} <- window c0 + cstep (if whole), then window c0 from set {j}")
+            k("add.u32 %t_end, %c0, %cstep")
+            k("add.u32 %t_end, %t_end, 4")
+            k("setp.gt.u32 %p_stop, %t_end, %a_nfull")
+            k(f"@%p_stop bra.uni SPL_LAST{j}{cp}")
+            sets[1 - j] = self.load_a(1 - j, False, sp, fen)
+            self.spl_advance(("A", "B", "sA", "sB"))
+            self.compute_w(*sets[j], False)
+            self.spl_advance(("x",))
+            k("add.u32 %c0, %c0, %cstep")
+        k(f"bra.uni SPL_LOOP{cp}")
+        for j in range(2):
+            k.label(f"SPL_LAST{j}{cp}")
+            k.comment(f"spl: the last whole window, in set {j}")
+            self.compute_w(*sets[j], False)
+            self.spl_advance(("x",))
+            k("add.u32 %c0, %c0, %cstep")
+            k(f"bra.uni WIN_DONE")
 
     def out_scale(self):
         """%oscale = 2^6 (the decode's E4M3 scaling, exact) times the per-tensor scales."""
