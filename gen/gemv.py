@@ -40,7 +40,9 @@ Work decomposition
   The tensor-core kernels ("gemv_<fp4>_<f16|bf16>_tc", FP4 A with F16/BF16 x; class TC) split work
   differently: a warp owns 16 rows, lane (g, t) two of them, and walks K in windows of 64
   bytes a row; the dot products run on mma.sync with x, masked per scale block, as the B
-  operand. R is 16 in the plan (rows per CTA 8/WK * 16).
+  operand. R is 16 in the plan (rows per CTA 8/WK * 16). On sm_90a their window loop walks
+  running pointers (pinc) and is software-pipelined over two register sets (spl: the next
+  window's loads go out before this window's decode and mma).
 
 Launch: every kernel issues griddepcontrol.wait before its first load (programmatic dependent
 launch: the runtime launches with programmatic stream serialization, so a kernel's CTAs may start
@@ -1661,12 +1663,12 @@ class TC(GV):
         # (A rows A and B, their scale bytes, x) stepped by constants instead of recomputing each
         # address from the chunk index: 157 -> 148 SASS instructions a window (NVFP4 x F16),
         # 209 -> 199 (NVFP4 x BF16), 208 -> 196 (MXFP4 x BF16), and fewer registers.
-        # NOTE: these kernels are bound by instruction issue on the H200, not by memory latency:
-        # at its copy bandwidth an SM must take in ~18 bytes of A a clock, and at 0.20
-        # instructions a byte (NVFP4 x BF16) that is ~3.7 of the 4 warp instructions an SM
-        # issues a clock. More of A in flight a warp made them slower (an L2 prefetch ahead,
-        # GEMV_OPTS=apf; a cp.async ring, cpa: both add instructions); fewer instructions made
-        # them faster. H200, 2026-11-27, two calls of three rounds, % of the copy, waiting and
+        # NOTE (read before spl, below): at the H200's copy bandwidth an SM must take in ~18
+        # bytes of A a clock, and at 0.20 instructions a byte (NVFP4 x BF16) that is ~3.7 of
+        # the 4 warp instructions an SM issues a clock. More of A in flight a warp made them
+        # slower (an L2 prefetch ahead, GEMV_OPTS=apf; a cp.async ring, cpa: both add
+        # instructions); fewer instructions made them faster. spl then showed the per-warp
+        # latency mattered as much: it hides it without adding instructions a window. H200, 2026-11-27, two calls of three rounds, % of the copy, waiting and
         # independent, pinc against pinc = 0 in one process: NVFP4 x BF16 +0.3 to +2.5 points on
         # three bench shapes (independent (7168,16384,1) 83.4-84.3 -> 85.0-85.2), NVFP4 x F16
         # +1.0 to +3.0 ((16384,16384,4) 88.3-88.9 -> 90.0-90.9), MXFP4 x BF16 +0.4 to +2.5;
@@ -1681,10 +1683,11 @@ class TC(GV):
         # against the kernels without it (NVFP4 u = 1 with sdep, MXFP4 u = 2): NVFP4 x BF16
         # +2.6 to +6.6 points ((7168,16384,1) 66.7 -> 73.2 waiting, 87.2 -> 93.5 independent),
         # NVFP4 x F16 +0.9 to +1.7, MXFP4 x BF16 +0.5 to +4.7, MXFP4 x F16 -1.2 to +1.0. Without
-        # sfence: NVFP4 x BF16 the same within 1.2 points, the others 0-1.3 points lower.
+        # sfence: NVFP4 x BF16 and MXFP4 x F16 the same within 1.2 points, NVFP4 x F16 and
+        # MXFP4 x BF16 0.3-1.3 points lower.
         # NOTE: this is latency, which the loop without spl leaves exposed once a window per
-        # warp; the notes at pinc below, from before spl, read the gains of fewer instructions
-        # as an issue bound
+        # warp; the note at pinc above, from before spl, read the gains of fewer instructions
+        # as an issue bound alone
         self.spl = bool(int(p.get("spl", 1))) and self.pinc
         self.sfence = bool(int(p.get("sfence", 1))) and self.spl
         # BF16 x: A decoded to consecutive pairs (spread_bf16), x's registers used as loaded;
@@ -2285,9 +2288,10 @@ class TC(GV):
         previous window's mma, where their latency shows again. sfence ends the block after
         the next window's scale loads with a branch on a predicate that is never true (the
         flags' bit 31): the scale bytes (one DRAM request a row each) then stay at the top,
-        A's loads still sink part way. Fencing A's loads too cost 6-14 registers (70-74: 3
-        CTAs a SM) and 2-12 points of the copy; making the never-taken path read the scale
-        bytes held them too, but lost 0-5 points (H200, 2026-11-27)."""
+        A's loads still sink part way. Fencing A's loads too took 70-74 registers in three of
+        the four kernels (3 CTAs a SM) and lost 2.5-17.7 points of the copy there; making the
+        never-taken path read the scale bytes held them too, at -4.9 to +4.6 points (H200,
+        2026-11-27; bench/RESULTS.md, thirty-seventh session)."""
         k, sp = self.k, cp == "P"
         k.label(f"WIN_LOOP{cp}")
         k.comment("spl: two register sets; A and scale pointers one window ahead of x")
