@@ -162,7 +162,9 @@ FLAG_RI32 = 512    # rows interleaved by 32 (128x4 scales, R = 2 or 4; see ri_ro
 FLAG_SVEC = 1024   # with FLAG_RI32: the R rows' scale words of a chunk are one aligned R-word
                    # vector (A's scale base 4R-byte aligned): the "...v" twins' fast loop loads
                    # them with one instruction (see load()); the other kernels ignore it
-# bit 31 is never set: the F16 tensor-core kernels make an opaque zero of it (TC, sdep)
+# bit 31 is never set (src/gemv.c sets only the flags above): the tensor-core kernels make an
+# opaque zero or a never-true predicate of it (TC: sdep, udep, spl's sfence); the sfence branch
+# would skip windows if it were ever taken
 
 
 def flag_test(k, flag, t, p, cmp="ne", also=None):
@@ -1530,8 +1532,8 @@ class GV:
 # Both x types load x into one register set (compute_w2: 2 loads a window, not 4): lanes g = 2t
 # and 2t + 1 read halves 0 and 1 into the same registers, and the 8 mma run as two chains, one
 # per half of A's chunk (compute_w, two register sets, stays behind GEMV_OPTS=x2=0).
-# NOTE: the window loads (8 rows x 64 bytes a warp instruction) are what caps these kernels on the
-# H200: a streaming harness with the same loads and no arithmetic reads at 60% of the copy, with 4
+# NOTE (before the pipelined loop, spl): the window loads (8 rows x 64 bytes a warp instruction)
+# were read as what caps these kernels on the H200: a streaming harness with the same loads and no arithmetic reads at 60% of the copy, with 4
 # rows x 128 bytes an instruction at 82-88% (2026-11-26, bench/RESULTS.md). An A ring filled that
 # way by cp.async (72-78 registers) and an mma.sync path on the CUDA-core kernels' row loads (80-84
 # registers, 3 CTAs a SM) were both slower than these kernels (branch exp/gemv-mma-ring).
@@ -1668,7 +1670,8 @@ class TC(GV):
         # the 4 warp instructions an SM issues a clock. More of A in flight a warp made them
         # slower (an L2 prefetch ahead, GEMV_OPTS=apf; a cp.async ring, cpa: both add
         # instructions); fewer instructions made them faster. spl then showed the per-warp
-        # latency mattered as much: it hides it without adding instructions a window. H200, 2026-11-27, two calls of three rounds, % of the copy, waiting and
+        # latency mattered as much: it hides it without adding instructions a window.
+        # pinc itself, H200, 2026-11-27, two calls of three rounds, % of the copy, waiting and
         # independent, pinc against pinc = 0 in one process: NVFP4 x BF16 +0.3 to +2.5 points on
         # three bench shapes (independent (7168,16384,1) 83.4-84.3 -> 85.0-85.2), NVFP4 x F16
         # +1.0 to +3.0 ((16384,16384,4) 88.3-88.9 -> 90.0-90.9), MXFP4 x BF16 +0.4 to +2.5;
@@ -1678,7 +1681,7 @@ class TC(GV):
         self._ptrs = None
         # spl (with pinc; GEMV_OPTS=spl=0/1, sfence=0/1): the window loop software-pipelined
         # over two register sets (spl_loop), the next window's scale loads fenced ahead of this
-        # window's work (sfence). 56-64 registers, 4 CTAs a SM. H200, 2026-11-27, three rounds
+        # window's work (sfence). 54-64 registers, 4 CTAs a SM. H200, 2026-11-27, three rounds
         # in one process, % of the copy, waiting and independent on the four bench shapes,
         # against the kernels without it (NVFP4 u = 1 with sdep, MXFP4 u = 2): NVFP4 x BF16
         # +2.6 to +6.6 points ((7168,16384,1) 66.7 -> 73.2 waiting, 87.2 -> 93.5 independent),
@@ -1688,7 +1691,7 @@ class TC(GV):
         # NOTE: this is latency, which the loop without spl leaves exposed once a window per
         # warp; the note at pinc above, from before spl, read the gains of fewer instructions
         # as an issue bound alone
-        self.spl = bool(int(p.get("spl", 1))) and self.pinc
+        self.spl = bool(int(p.get("spl", 1))) and self.pinc and not self.apf
         self.sfence = bool(int(p.get("sfence", 1))) and self.spl
         # BF16 x: A decoded to consecutive pairs (spread_bf16), x's registers used as loaded;
         # GEMV_OPTS=bfp=0 keeps the split pairing (spread_bf16_split) and a prmt a register on x
@@ -1705,9 +1708,9 @@ class TC(GV):
         # mma as F16 x did; sdep holds it (u = 1). H200, 2026-11-27, three rounds, NVFP4 x BF16
         # u = 1: +0.4 to +4.5 points of the copy on all eight rows with it, against without;
         # MXFP4 x BF16 at u = 2 lost 0.3 to 2.7 points with it on seven of eight
-        # (without spl; with it, sdep cost NVFP4 x BF16 6 registers (68: 3 CTAs a SM) and 7-19
-        # points; F16 x keeps it: without it under spl NVFP4 x F16 took 70 registers, 6-10
-        # points slower)
+        # (without spl; under spl without sfence, sdep cost NVFP4 x BF16 6 registers (68: 3
+        # CTAs a SM) and 1.6-11.9 points, and NVFP4 x F16 without it took 70 registers, 2.8-9.6
+        # points slower; with sfence either way is 64 registers, not compared)
         bf_sdep = self.xt == "bf16" and self.bfp and self.TU == 1 and not self.spl
         self.sdep = bool(int(p.get("sdep", 1 if self.x2 and (self.xt == "f16" or bf_sdep)
                                    else 0)))
@@ -1965,14 +1968,16 @@ class TC(GV):
         else:
             k(f"mad.wide.u32 {aa}, {c}, 16, %abase{rr}")
 
-    def load_a(self, u, tail, spair=False, fence=None):
-        """Window u of the trip (chunk c_u = c0 + 4 u WK + t): A's 16 bytes of rows A and B and
+    def load_a(self, u, tail, spair=False, fence=None, regs=None):
+        """Window u of the trip (chunk c_u = c0 + u cstep + t): A's 16 bytes of rows A and B and
         their block scale bytes. Rows past M read row M - 1 (clamped; never stored). tail: the
         chunk may be past the row end (zeros) or NVFP4's last half chunk (8 bytes). spair
         (NVFP4, FLAG_SPAIR): a chunk's two scale bytes are one aligned u16, one load a row.
-        fence (spl's sfence): emitted after the scale loads, which then come first."""
+        fence (spl's sfence): emitted after the scale loads, which then come first. regs: the
+        register set to load into (default u; spl loads window 1 into either set)."""
         k = self.k
-        c = k.reg(".b32", f"chunk{u}")
+        r = u if regs is None else regs
+        c = k.reg(".b32", f"chunk{r}")
         k(f"mad.lo.u32 {c}, %cstep, {u}, %c0")
         k(f"add.u32 {c}, {c}, %t4")
         if tail:
@@ -1981,14 +1986,15 @@ class TC(GV):
             if self.nv:
                 k(f"setp.eq.and.u32 %p_half, {c}, %a_nfull, %p_hashalf")
         if fence:
-            sb = self.load_scales(u, c, tail, spair)
+            sb = self.load_scales(r, c, tail, spair)
             fence()
-            return c, self.load_words(u, c, tail), sb
-        words = self.load_words(u, c, tail)
-        return c, words, self.load_scales(u, c, tail, spair)
+            return c, self.load_words(r, c, tail), sb
+        words = self.load_words(r, c, tail)
+        return c, words, self.load_scales(r, c, tail, spair)
 
     def load_words(self, u, c, tail):
-        """load_a's A words: 16 bytes of rows A and B (tail: zeros past the row end)."""
+        """load_a's A words (register set u): 16 bytes of rows A and B (tail: zeros past the
+        row end)."""
         k = self.k
         words = {}
         for rr in ("A", "B"):
@@ -2009,7 +2015,7 @@ class TC(GV):
         return words
 
     def load_scales(self, u, c, tail, spair):
-        """load_a's scale bytes of rows A and B: {row: [registers]}."""
+        """load_a's scale bytes of rows A and B (register set u): {row: [registers]}."""
         k = self.k
         # with running pointers (pinc) the scale addresses need no offset from c
         ko = None if self._ptrs else self.scale_index(self.chunk_k(c, "w"), "koff", "t_k")
@@ -2150,7 +2156,8 @@ class TC(GV):
             # NOTE: the first mma's x word waits for the scale bytes through an opaque zero (the
             # flags' bit 31, never set), so ptxas cannot sink the scale loads below the first
             # chain: it does for F16 x without this, and each window then waits out their DRAM
-            # latency (H100: 10% slower). BF16 x keeps its loads early without it.
+            # latency (H100: 10% slower). BF16 x with the split pairing (bfp = 0) keeps its
+            # loads early without it; with consecutive pairs it needs it too (without spl).
             z, t = k.reg(".b32", "t_zdep"), k.reg(".b32", "t_sdep")
             k(f"and.b32 {z}, %a_flags, 0x80000000")
             k(f"lop3.b32 {t}, {sb['A'][-1]}, {sb['B'][-1]}, {z}, 0xA8")  # (a | b) & c: 0
@@ -2287,7 +2294,8 @@ class TC(GV):
         NOTE: ptxas sinks loads towards their use to shorten live ranges, here into the
         previous window's mma, where their latency shows again. sfence ends the block after
         the next window's scale loads with a branch on a predicate that is never true (the
-        flags' bit 31): the scale bytes (one DRAM request a row each) then stay at the top,
+        flags' bit 31; taken, it would leave c0 on a window loaded but not computed and skip
+        windows: src/gemv.c never sets that bit): the scale bytes (one DRAM request a row each) then stay at the top,
         A's loads still sink part way. Fencing A's loads too took 70-74 registers in three of
         the four kernels (3 CTAs a SM) and lost 2.5-17.7 points of the copy there; making the
         never-taken path read the scale bytes held them too, at -4.9 to +4.6 points (H200,
@@ -2316,7 +2324,7 @@ class TC(GV):
             k("add.u32 %t_end, %t_end, 4")
             k("setp.gt.u32 %p_stop, %t_end, %a_nfull")
             k(f"@%p_stop bra.uni SPL_LAST{j}{cp}")
-            sets[1 - j] = self.load_a(1 - j, False, sp, fen)
+            sets[1 - j] = self.load_a(1, False, sp, fen, regs=1 - j)
             self.spl_advance(("A", "B", "sA", "sB"))
             self.compute_w(*sets[j], False)
             self.spl_advance(("x",))
