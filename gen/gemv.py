@@ -2267,9 +2267,7 @@ class TC(GV):
             self.ahead_prefetch()
             k("add.u32 %c0, %c0, %cstep")
             if self.pinc:
-                for nm, d in (("A", "pi_da"), ("B", "pi_da"), ("sA", "pi_ds"), ("sB", "pi_ds"),
-                              ("x", "pi_dx")):
-                    k(f"add.s64 {self._ptrs[nm]}, {self._ptrs[nm]}, %{d}")
+                self.advance_ptrs(("A", "B", "sA", "sB", "x"))
             k(f"bra.uni WIN_LOOP{cp}")
         k.label("WIN_DONE")
         if self.xrot:
@@ -2280,11 +2278,13 @@ class TC(GV):
         self.compute_w(*self.load_a(0, True), True)
         k.label("TAIL_DONE")
 
-    def spl_advance(self, names):
-        """pinc pointers named in names one window on."""
+    # each pinc pointer's step a window (pinc_setup)
+    PTR_STEP = {"A": "pi_da", "B": "pi_da", "sA": "pi_ds", "sB": "pi_ds", "x": "pi_dx"}
+
+    def advance_ptrs(self, names):
+        """The pinc pointers named in names one window on."""
         for nm in names:
-            d = {"A": "pi_da", "B": "pi_da", "sA": "pi_ds", "sB": "pi_ds", "x": "pi_dx"}[nm]
-            self.k(f"add.s64 {self._ptrs[nm]}, {self._ptrs[nm]}, %{d}")
+            self.k(f"add.s64 {self._ptrs[nm]}, {self._ptrs[nm]}, %{self.PTR_STEP[nm]}")
 
     def spl_loop(self, cp):
         """spl: the window loop software-pipelined, unrolled twice over two register sets:
@@ -2295,9 +2295,9 @@ class TC(GV):
         previous window's mma, where their latency shows again. sfence ends the block after
         the next window's scale loads with a branch on a predicate that is never true (the
         flags' bit 31; taken, it would leave c0 on a window loaded but not computed and skip
-        windows: src/gemv.c never sets that bit): the scale bytes (one DRAM request a row each) then stay at the top,
-        A's loads still sink part way. Fencing A's loads too took 70-74 registers in three of
-        the four kernels (3 CTAs a SM) and lost 2.5-17.7 points of the copy there; making the
+        windows: src/gemv.c never sets that bit): the scale bytes (one DRAM request a row
+        each) then stay at the top, A's loads still sink part way. Fencing A's loads too took
+        70-74 registers in three of the four kernels (3 CTAs a SM) and lost 2.5-17.7 points of the copy there; making the
         never-taken path read the scale bytes held them too, at -4.9 to +4.6 points (H200,
         2026-11-27; bench/RESULTS.md, thirty-seventh session)."""
         k, sp = self.k, cp == "P"
@@ -2316,7 +2316,7 @@ class TC(GV):
             def fen():
                 k("@%p_never bra.uni WIN_DONE")
         sets = [self.load_a(0, False, sp), None]
-        self.spl_advance(("A", "B", "sA", "sB"))
+        self.advance_ptrs(("A", "B", "sA", "sB"))
         k.label(f"SPL_LOOP{cp}")
         for j in range(2):
             k.comment(f"spl: set {1 - j} <- window c0 + cstep (if whole), then window c0 from set {j}")
@@ -2325,16 +2325,16 @@ class TC(GV):
             k("setp.gt.u32 %p_stop, %t_end, %a_nfull")
             k(f"@%p_stop bra.uni SPL_LAST{j}{cp}")
             sets[1 - j] = self.load_a(1, False, sp, fen, regs=1 - j)
-            self.spl_advance(("A", "B", "sA", "sB"))
+            self.advance_ptrs(("A", "B", "sA", "sB"))
             self.compute_w(*sets[j], False)
-            self.spl_advance(("x",))
+            self.advance_ptrs(("x",))
             k("add.u32 %c0, %c0, %cstep")
         k(f"bra.uni SPL_LOOP{cp}")
         for j in range(2):
             k.label(f"SPL_LAST{j}{cp}")
             k.comment(f"spl: the last whole window, in set {j}")
             self.compute_w(*sets[j], False)
-            self.spl_advance(("x",))
+            self.advance_ptrs(("x",))
             k("add.u32 %c0, %c0, %cstep")
             k(f"bra.uni WIN_DONE")
 
@@ -2494,6 +2494,18 @@ def _run(lines, regs):
             raise AssertionError(f"selftest: unexpected instruction {line!r}")
 
 
+def _selftest_words(seed):
+    """The decode selftests' words: 256 random ones, then every code at every nibble position
+    amid random others."""
+    import random
+    rng = random.Random(seed)
+    words = [rng.getrandbits(32) for _ in range(256)]
+    for pos in range(8):
+        for code in range(16):
+            words.append((rng.getrandbits(32) & ~(15 << 4 * pos)) | code << 4 * pos)
+    return words
+
+
 def _bf16_value(h):
     """The value of a bf16 bit pattern (finite), subnormals included."""
     e, m = h >> 7 & 0xFF, h & 0x7F
@@ -2519,13 +2531,8 @@ def _bf16x2_mul_exact(a, b):
 def selftest_bf16():
     """spread_bf16 (consecutive pairs) and spread_bf16_split (pairs (i, i + 4)): every code at
     every nibble position, and random words, decode to the bf16 of its E2M1 value."""
-    import random
     val = (0.0, 0.5, 1.0, 1.5, 2.0, 3.0, 4.0, 6.0)
-    rng = random.Random(6)
-    words = [rng.getrandbits(32) for _ in range(256)]
-    for pos in range(8):
-        for code in range(16):
-            words.append((rng.getrandbits(32) & ~(15 << 4 * pos)) | code << 4 * pos)
+    words = _selftest_words(6)
     for spread, pairs in ((spread_bf16, [(2 * i, 2 * i + 1) for i in range(4)]),
                           (spread_bf16_split, [(i, i + 4) for i in range(4)])):
         k = Kernel("selftest")
@@ -2545,17 +2552,11 @@ def selftest_bf16():
 
 def selftest_decode():
     """Every code at every nibble position decodes to the f16 of its E2M1 value."""
-    import random
     k = Kernel("selftest")
     w = k.reg(".b32", "w")
     out = decode_fp4(k, "sm_90a", w, "st_")
     f16 = [0x0000, 0x3800, 0x3C00, 0x3E00, 0x4000, 0x4200, 0x4400, 0x4600]
-    rng = random.Random(4)
-    words = [rng.getrandbits(32) for _ in range(256)]
-    for pos in range(8):
-        for code in range(16):
-            words.append((rng.getrandbits(32) & ~(15 << 4 * pos)) | code << 4 * pos)
-    for word in words:
+    for word in _selftest_words(4):
         regs = {"w": word, "lut0": LUT_LO, "lut1": LUT_HI}
         _run(k.lines, regs)
         for i, (e0, e1) in enumerate(fp4_pairs("sm_90a")):

@@ -413,7 +413,9 @@ static void test_sass(void **state) {
          * per-tensor scale words. */
         /* the tensor-core kernels ("..._tc"): 2 rows of A and x's 2 16-byte loads a window
          * (one register set) in each copy of the window loop (NVFP4: the u16 scale copy, the
-         * byte copy, the tail; MXFP4: the last two), and the 8 mma.sync of a window as HMMA */
+         * byte copy, the tail; MXFP4: the last two), and the 8 mma.sync of a window as HMMA;
+         * minimums: the sm_90a kernels' pipelined loop (spl) holds each copy's window four
+         * times (two sets, two exits) */
         int tc = strlen(k->name) > 3 && !strcmp(k->name + strlen(k->name) - 3, "_tc");
         int tc_copies = !strncmp(k->name, "gemv_nvfp4_", 11) ? 3 : 2;
         int want128 = tc ? tc_copies * (2 + 2) : 2 * (kernel_rows(k->name) + 1);
