@@ -30,8 +30,9 @@
  *     --prefetch: desc.prefetch_trips (0 = the runtime's depth, -1 = none). Lists time every
  *     combination, each on its own row, in the same process against the same copy figure.
  *     --pipelined: desc.pipelined (0 = the runtime's choice, 1 = the software-pipelined kernel,
- *     2 = the bulk-copy ring kernel, -1 = the plain one; "s" / "b" after the grid marks the
- *     pipelined / ring kernel, "v" the NVFP4 twin that loads 128x4 scales as vectors).
+ *     2 = the bulk-copy ring kernel, or for the tensor-core kernel its cp.async ring twin, -1 =
+ *     the plain one; "s" / "b" / "r" after the grid marks the pipelined / ring / tensor-core
+ *     ring kernel, "v" the NVFP4 twin that loads 128x4 scales as vectors).
  *     --batch: calls per timed batch (default 32; at least the copies of A). --graph: capture a
  *     batch into a CUDA graph once and time graph launches (no host work between kernels);
  *     otherwise the row ends with the host's enqueue time per call.
@@ -41,7 +42,7 @@
  *     CTAs of 256 per SM, 8 loads; THREADS 32, 64, 128 or 256; a list times each; off: none).
  *   ptxq check gemv [--format F] [--x T] [--y T] [--m M] [--k K] [--l L]
  *                   [--scales rowmajor|mmajor|128x4] [--x-shared] [--globals] [--pad N]
- *                   [--rows-per-thread R] [--k-warps W] [--seed S]
+ *                   [--rows-per-thread R] [--k-warps W] [--pipelined P] [--seed S]
  * Shapes (M, K, L) by default: the NVFP4 GEMV hackathon's three and a larger one. */
 #include "bench_gemv.h"
 
@@ -109,6 +110,7 @@ int check_gemv_main(int argc, char **argv) {
     c.a_pad = bench_opt_int(argc, argv, "--pad", 0);
     c.rows_per_thread = (int)bench_opt_int(argc, argv, "--rows-per-thread", 0);
     c.k_warps = (int)bench_opt_int(argc, argv, "--k-warps", 0);
+    c.pipelined = (int)bench_opt_int(argc, argv, "--pipelined", 0);
     c.seed = (uint64_t)bench_opt_int(argc, argv, "--seed", (long long)time(NULL));
     ptxq_dev d;
     if (bench_open(&d)) return 2;
@@ -218,10 +220,11 @@ typedef struct bench_modes {
     int sf128;               /* --scales 128x4: A's scales in PTXQ_SCALE_128x4 */
 } bench_modes;
 
-/* The mark after the grid: "s" pipelined twin, "b" bulk-copy ring, "v" scale-vector twin. */
+/* The mark after the grid: "s" pipelined twin, "b" bulk-copy ring, "r" the tensor-core kernel's
+ * cp.async ring twin, "v" scale-vector twin. */
 static const char *twin_mark(const ptxq_gemv_plan *p) {
     size_t n = strlen(p->kernel);
-    if (p->pipelined) return p->pipelined == 2 ? "b" : "s";
+    if (p->pipelined) return p->pipelined == 2 ? "b" : p->pipelined == 3 ? "r" : "s";
     return n > 0 && p->kernel[n - 1] == 'v' ? "v" : " ";
 }
 

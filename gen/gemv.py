@@ -303,10 +303,14 @@ def variants():
     for fmt in ("nvfp4", "mxfp4"):
         f = FORMATS[fmt]
         for xt in TC_X:
-            prm = {"format": fmt, "x": xt, "rows": 16, "elem": f["elem"], "scale": f["scale"],
-                   "block": f["block"], "unroll": 1, "threads": THREADS, "pipe": 0, "twin": 0,
-                   "bulk": 0, "tc": 1}
-            res.append((tc_name(fmt, xt), prm))
+            for ring in (0, TC_RING[(fmt, xt)]):
+                prm = {"format": fmt, "x": xt, "rows": 16, "elem": f["elem"], "scale": f["scale"],
+                       "block": f["block"], "unroll": 1, "threads": THREADS, "pipe": 0, "twin": 0,
+                       "bulk": 0, "tc": 1}
+                if ring:
+                    # the ring twin (TC.cpr; sm_90a: elsewhere the plain kernel, as pinc is)
+                    prm["ring"] = ring
+                res.append((tc_name(fmt, xt, ring > 0), prm))
     return res
 
 
@@ -1547,8 +1551,32 @@ TC_X = ("f16", "bf16")
 # kernels, so every format takes it.
 
 
-def tc_name(fmt, xt):
-    return f"gemv_{fmt}_{xt}_tc"
+# The ring twins ("..._tcr", sm_90a; TC.cpr, param ring = D): a window's A (this lane's 16 bytes
+# of rows A and B), its scale runs and x come into a per-warp ring of D slots in shared memory by
+# cp.async, D - 1 windows in flight while one is decoded, without registers (the pipelined loop,
+# spl, holds the next window in a second register set, and ptxas sinks those loads to the end of
+# the window before: SASS, 2026-11-27). Each lane copies and reads back only its own bytes, so
+# cp.async.wait_group alone orders them: no barrier, no mbarrier. The loop is unrolled D times so
+# that slots are immediate offsets. The scale runs must be K-contiguous and 4-byte aligned (a
+# 4-byte cp.async a lane), which src/gemv.c checks (tc_ring_ok) before it picks a twin.
+# H200, 2026-11-27, against the spl kernels in one process, two rounds, % of the copy, waiting:
+# NVFP4 x BF16 (16384,16384,4) 90.5-90.6 -> 95.5-96.0, (4096,7168,8) 85.0-85.2 -> 85.5-87.1,
+# (7168,16384,1) 72.8-72.9 -> 72.8-73.7, (7168,2048,4) 63.0-63.2 -> 62.9-63.6; F16 and MXFP4
+# +2 to +6 on the three shapes with 14-16 windows a warp, -2.4 to +0.6 on (7168,2048,4) (4 a
+# warp); independent +1 to +6 everywhere. H100, three rounds: NVFP4 +1.7 to +1.9 on
+# (16384,16384,4) and +1.2 to +4.5 on (7168,2048,4), but -2.6 to -3.3 on (7168,16384,1), MXFP4 x
+# F16 -3.5 on (16384,16384,4): the runtime takes the twins on >= 4 TB/s GPUs only, where warps
+# walk at least 8 whole windows (bench/RESULTS.md, thirty-eighth session). Depth: 2, and 3 for
+# MXFP4 x F16 (2 spilled 4 bytes at 64 registers; 3 measured within a point of 2 there); 4 was
+# 1-5 points below 2 on the H200.
+TC_RING = {("nvfp4", "bf16"): 2, ("nvfp4", "f16"): 2, ("mxfp4", "bf16"): 2, ("mxfp4", "f16"): 3}
+# a ring slot: A's 16 bytes a lane of rows A (0) and B (512), the scale runs (1024 + 16 g: row A's
+# 8 bytes, then row B's), x's 256 bytes (1152 + 32 g, x lanes only)
+CPR_SLOT = 1408
+
+
+def tc_name(fmt, xt, ring=False):
+    return f"gemv_{fmt}_{xt}_tc{'r' if ring else ''}"
 
 
 def spread_e4m3(k, w, tag):
@@ -1692,6 +1720,18 @@ class TC(GV):
         # warp; the note at pinc above, from before spl, read the gains of fewer instructions
         # as an issue bound alone
         self.spl = bool(int(p.get("spl", 1))) and self.pinc and not self.apf
+        # cpr (the ring twins, param ring = D; GEMV_OPTS=cpr=D overrides, with pinc): the window
+        # loop through a per-warp cp.async ring of D slots (see TC_RING)
+        self.cpr = int(p.get("cpr", p.get("ring", 0))) if self.pinc and not self.apf else 0
+        # experiment knob (GEMV_OPTS=cprx=0): x loaded in the window as before, not through the
+        # ring. H200, 2026-11-27, D = 2: the first mma of each window then held 38% of the
+        # stall samples (ncu, (7168,16384,1)), waiting on x's loads. With x in the ring, two
+        # rounds, points of the copy waiting on (4096,7168,8) and (7168,2048,4): NVFP4 x BF16
+        # +1.7 to +5.9, NVFP4 x F16 +2.2 to +3.9, MXFP4 x F16 +2.3 to +5.5, MXFP4 x BF16 -1.7
+        # to +5.1; on the two K = 16384 shapes -3.0 to +2.5
+        self.cprx = bool(int(p.get("cprx", 1))) and self.cpr and self.x2
+        if self.cpr:
+            self.spl = False
         self.sfence = bool(int(p.get("sfence", 1))) and self.spl
         # BF16 x: A decoded to consecutive pairs (spread_bf16), x's registers used as loaded;
         # GEMV_OPTS=bfp=0 keeps the split pairing (spread_bf16_split) and a prmt a register on x
@@ -1714,6 +1754,8 @@ class TC(GV):
         bf_sdep = self.xt == "bf16" and self.bfp and self.TU == 1 and not self.spl
         self.sdep = bool(int(p.get("sdep", 1 if self.x2 and (self.xt == "f16" or bf_sdep)
                                    else 0)))
+        if self.cpr:
+            self.sdep = False
 
     def setup_tc(self):
         k = self.k
@@ -1939,6 +1981,125 @@ class TC(GV):
         k("add.u32 %c0, %c0, %cstep")
         k("bra.uni WIN_LOOPC")
 
+    def cpr_issue(self, j, slot):
+        """cpr: this lane's cp.async of window c0 + j * cstep into slot `slot` (A's 16 bytes of
+        rows A and B, its share of the two rows' scale runs, and on x lanes its 32 bytes of x),
+        then commit (an empty group where the window is not whole, so that wait_group counts
+        stay uniform); the source pointers then step one window."""
+        k = self.k
+        p, t = k.reg(".pred", "p_cpr"), k.reg(".b32", "t_cpr")
+        k(f"mad.lo.u32 {t}, %cstep, {j}, %c0")
+        k(f"add.u32 {t}, {t}, 4")
+        k(f"setp.le.u32 {p}, {t}, %a_nfull")
+        o = slot * CPR_SLOT
+        for i, rr in enumerate(("A", "B")):
+            k(f"@{p} cp.async.cg.shared.global.L2::cache_hint.L2::128B [%cpr_l+{o + 512 * i}], "
+              f"[{self._ptrs[rr]}], 16, %pol_a;")
+        ps = k.reg(".pred", "p_cprs")
+        k(f"and.pred {ps}, {p}, %p_cprsc")
+        k(f"@{ps} cp.async.ca.shared.global.L2::cache_hint [%cpr_sd+{o}], [%cpr_cs], 4, %pol_a;")
+        if self.cprx:
+            k(f"and.pred {ps}, {p}, %p_xl")
+            for i in range(2):
+                k(f"@{ps} cp.async.cg.shared.global.L2::cache_hint [%cpr_xd+{o + 16 * i}], "
+                  f"[{self._ptrs['x']}+{16 * i}], 16, %pol_x;")
+        k("cp.async.commit_group;")
+        self.advance_ptrs(("A", "B", "x") if self.cprx else ("A", "B"))
+        k("add.s64 %cpr_cs, %cpr_cs, %pi_ds")
+
+    def cpr_loop(self):
+        """cpr: the whole-window loop through the ring (TC_RING), unrolled D times: slot j holds
+        windows j, j + D, ... of the warp. Window w waits for its own group (wait_group D - 1:
+        the D - 1 younger ones may still fly), reads the slot back, computes, then refills the
+        slot with window w + D. Exits leave c0 at the first window not done; the tail then
+        computes its addresses from c0 (no running pointers).
+        NOTE: the refill overwrites bytes this lane read from the slot in this window; it is
+        issued after the decode and mma that consume them (ptxas also puts its own fence, a
+        dummy LDS, before each LDGSTS that follows an LDS).
+        NOTE: at an exit the groups still pending belong to windows that are not whole, whose
+        copies were predicated off: nothing writes the ring after the loop."""
+        k, D = self.k, self.cpr
+        k.comment(f"---- cpr: {D} windows in flight a warp through shared memory (cp.async)")
+        for nm in ("cpr_l", "cpr_sd", "cpr_sr"):
+            k.reg(".b32", nm)
+        t, t2 = k.reg(".b32", "t_cq"), k.reg(".b32", "t_cq2")
+        k("mov.u32 %cpr_l, cprbuf")
+        k(f"mad.lo.u32 %cpr_l, %warp, {D * CPR_SLOT}, %cpr_l")
+        k("mad.lo.u32 %cpr_sr, %g, 16, %cpr_l")
+        k("add.u32 %cpr_sr, %cpr_sr, 1024")
+        k.comment("scale copies: NVFP4 lane (g, t) 4 bytes of row (t >> 1)'s run at 4 (t & 1);\n"
+                  "MXFP4 lanes t < 2 the 4 bytes of row t's run; run of row r at 1024 + 16 g + 8 r")
+        k.reg(".pred", "p_cprsc")
+        k.reg(".b64", "cpr_cs")
+        c = k.reg(".b32", "t_cqc")
+        if self.nv:
+            k("setp.eq.u32 %p_cprsc, %t4, %t4")   # every lane copies
+            k(f"shr.u32 {t}, %t4, 1")
+            k(f"and.b32 {t2}, %t4, 1")
+            k(f"shl.b32 {c}, {t2}, 1")
+            k(f"add.u32 {c}, {c}, %c0")
+            k(f"shl.b32 {t2}, {t2}, 2")
+        else:
+            k("setp.lt.u32 %p_cprsc, %t4, 2")
+            k(f"and.b32 {t}, %t4, 1")
+            k(f"mov.u32 {t2}, 0")
+            k(f"mov.u32 {c}, %c0")
+        k(f"mad.lo.u32 %cpr_sd, {t}, 8, %cpr_sr")
+        k(f"add.u32 %cpr_sd, %cpr_sd, {t2}")
+        ko = self.scale_index(self.chunk_k(c, "cq"), "cq_ko", "cq_tk")
+        pB = k.reg(".pred", "p_cqB")
+        k(f"setp.ne.u32 {pB}, {t}, 0")
+        sb = k.reg(".b64", "t_cqsb")
+        k(f"selp.b64 {sb}, %sbaseB, %sbaseA, {pB}")
+        k(f"mad.wide.u32 %cpr_cs, {ko}, %a_unit, {sb}")
+        if self.nv:
+            k(f"mad.lo.u32 %cpr_sr, %t4, 2, %cpr_sr")
+        else:
+            k(f"add.u32 %cpr_sr, %cpr_sr, %t4")
+        if self.cprx:
+            k.comment("x through the ring too: x lane (g, t) copies and reads its 32 bytes at\n"
+                      "1152 + 32 g (the window's 256 bytes of x, in order)")
+            k.reg(".b32", "cpr_xd")
+            k("mad.lo.u32 %cpr_xd, %g, 32, %cpr_l")
+            k("add.u32 %cpr_xd, %cpr_xd, 1152")
+        k("mad.lo.u32 %cpr_l, %lane, 16, %cpr_l")
+        for j in range(D):
+            self.cpr_issue(j, j)
+        k.label("WIN_LOOPR")
+        for j in range(D):
+            k.comment(f"cpr: window c0 from slot {j}, then slot {j} <- window c0 + {D} cstep")
+            k("add.u32 %t_end, %c0, 4")
+            k("setp.gt.u32 %p_stop, %t_end, %a_nfull")
+            k("@%p_stop bra.uni WIN_DONE")
+            k(f"cp.async.wait_group {D - 1};")
+            o = j * CPR_SLOT
+            words = {}
+            for i, rr in enumerate(("A", "B")):
+                ws = [k.reg(".b32", f"w0{rr}{q}") for q in range(4)]
+                k(f"ld.shared.v4.b32 {{{', '.join(ws)}}}, [%cpr_l+{o + 512 * i}];")
+                words[rr] = ws
+            sbr = {}
+            for i, rr in enumerate(("A", "B")):
+                r = k.reg(".b32", f"sb0{rr}0")
+                k(f"ld.shared.{'u16' if self.nv else 'u8'} {r}, [%cpr_sr+{o + 8 * i}];")
+                sbr[rr] = [r]
+            xin = None
+            if self.cprx:
+                xin = [k.reg(".b32", f"xx{q}") for q in range(8)]
+                for i in range(2):
+                    k(f"@%p_xl ld.shared.v4.b32 {{{', '.join(xin[4 * i:4 * i + 4])}}}, "
+                      f"[%cpr_xd+{o + 16 * i}];")
+            ch = k.reg(".b32", "chunk0")
+            k(f"add.u32 {ch}, %c0, %t4")
+            self.compute_w(ch, words, sbr, False, xin)
+            if not self.cprx:
+                self.advance_ptrs(("x",))
+            self.cpr_issue(D, j)
+            k("add.u32 %c0, %c0, %cstep")
+        k("bra.uni WIN_LOOPR")
+        k.label("WIN_DONE")
+        self._ptrs = None
+
     def ahead_prefetch(self):
         """apf: L2 prefetch of this lane's chunk apf windows on (rows A and B; apfs: and its
         scale bytes), when that chunk exists."""
@@ -2052,12 +2213,13 @@ class TC(GV):
             sb[rr] = regs
         return sb
 
-    def compute_w(self, c, words, sb, tail):
+    def compute_w(self, c, words, sb, tail, xin=None):
         """x's halves of chunk c on the x lanes (b0 on lanes g = 2t, b1 on g = 2t + 1; the
-        other lanes keep zeros), the decode, 8 mma, the scales."""
+        other lanes keep zeros), the decode, 8 mma, the scales. xin: x's registers, already
+        loaded (cpr)."""
         k = self.k
         if self.x2:
-            return self.compute_w2(c, words, sb, tail)
+            return self.compute_w2(c, words, sb, tail, xin)
         P = [k.reg(".b32", f"xp{j}") for j in range(8)]
         Q = [k.reg(".b32", f"xq{j}") for j in range(8)]
         xa = k.reg(".b64", "xaddr")
@@ -2129,7 +2291,7 @@ class TC(GV):
                 k(f"add.f32 {t0}, {h0}, {h1}")
                 k(f"fma.rn.f32 %acc{rr}, {t0}, {sc[rr][0]}, %acc{rr}")
 
-    def compute_w2(self, c, words, sb, tail):
+    def compute_w2(self, c, words, sb, tail, xin=None):
         """compute_w with one x register set: lane g = 2t loads half 0 of x's chunk, g = 2t + 1
         half 1, into the same 8 registers (2 loads a window, not 4), and the mma run as two
         chains, one per half of A's chunk, on those same B registers. Chain h's column 2t + h is
@@ -2137,7 +2299,9 @@ class TC(GV):
         (never read)."""
         k = self.k
         X = [k.reg(".b32", f"xx{j}") for j in range(8)]
-        if self._ptrs:
+        if xin:
+            pass
+        elif self._ptrs:
             xa = self._ptrs["x"]
         else:
             xa = k.reg(".b64", "xaddr")
@@ -2150,8 +2314,9 @@ class TC(GV):
             k("and.pred %p_lx1, %p_x1, %p_full")
             k("or.pred %p_lx0, %p_lx0, %p_lx1")
             pl = "%p_lx0"
-        self.ld(X[0:4], xa, "x", pl)
-        self.ld(X[4:8], f"{xa}+16", "x", pl)
+        if not xin:
+            self.ld(X[0:4], xa, "x", pl)
+            self.ld(X[4:8], f"{xa}+16", "x", pl)
         if self.sdep:
             # NOTE: the first mma's x word waits for the scale bytes through an opaque zero (the
             # flags' bit 31, never set), so ptxas cannot sink the scale loads below the first
@@ -2234,7 +2399,7 @@ class TC(GV):
         if self.pinc:
             self.pinc_setup()
         copies = [""]
-        if self.nv and U == 1 and not self.cpa:
+        if self.nv and U == 1 and not self.cpa and not self.cpr:
             # NOTE: NVFP4 with FLAG_SPAIR takes a copy of the loop with one u16 scale load a row
             # instead of two byte loads (each a warp-wide request to 8 rows)
             copies = ["P", ""]
@@ -2243,6 +2408,9 @@ class TC(GV):
             k(f"@{p} bra.uni WIN_LOOP")
         if self.cpa:
             self.cpa_loop()
+            copies = []
+        if self.cpr:
+            self.cpr_loop()
             copies = []
         for cp in copies:
             if self.spl:
@@ -2269,7 +2437,8 @@ class TC(GV):
             if self.pinc:
                 self.advance_ptrs(("A", "B", "sA", "sB", "x"))
             k(f"bra.uni WIN_LOOP{cp}")
-        k.label("WIN_DONE")
+        if not self.cpr:
+            k.label("WIN_DONE")
         if self.xrot:
             k("mad.lo.u32 %c0, %xr_J, %cstep, %c0b")
         k.comment("---- tail: the window that reaches past the last whole chunk, if any")
@@ -2415,14 +2584,19 @@ class TC(GV):
         k("ret")
         params = [f".param .align 8 .b8 args[{self.argsize}]"]
         directives = [f".maxntid {THREADS}, 1, 1"]
-        if self.p.get("minct"):
+        # the ring twins: 4 CTAs a SM (64 registers; ptxas takes 62-66 without it, no spills
+        # with it at TC_RING's depths)
+        minct = self.p.get("minct", 4 if self.cpr else 0)
+        if minct:
             # experiment knob (GEMV_OPTS=minct=N): .minnctapersm N, registers capped to fit
-            directives.append(f".minnctapersm {int(self.p['minct'])}")
+            directives.append(f".minnctapersm {int(minct)}")
         hdr = header(GENERATOR, k.name, "gemv", THREADS, 0, self.p)
         text = k.render(hdr, self.target, params, directives)
         decl = f".shared .align 16 .b8 red[{4 * WARPS * 16}];\n\n"
         if self.cpa:
             decl += f".shared .align 16 .b8 cpabuf[{WARPS * self.cpa * self.cpa_slot}];\n\n"
+        if self.cpr:
+            decl += f".shared .align 16 .b8 cprbuf[{WARPS * self.cpr * CPR_SLOT}];\n\n"
         return text.replace(".visible .entry", decl + ".visible .entry", 1)
 
 

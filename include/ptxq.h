@@ -299,7 +299,9 @@ ptxq_status ptxq_quantize(ptxq_context *ctx, const ptxq_quant_desc *desc, const 
  * Work split (the plan): a thread owns rows_per_thread rows (1, 2, 4: kernel variants), a CTA is 8
  * warps of which k_warps split K; FP4 A with BF16/F16 x also has a tensor-core kernel
  * (rows_per_thread 16: a warp owns 16 rows, its dot products run on mma.sync; the runtime's
- * choice on sm_90a); the runtime scores the combinations for M, K, L, the SM count
+ * choice on sm_90a; on GPUs of 4 TB/s or more its twin with a cp.async ring in shared memory,
+ * "..._tcr", where a warp walks at least 8 windows of K); the runtime scores the combinations for
+ * M, K, L, the SM count
  * and each kernel's occupancy (src/gemv.c). Nonzero desc fields fix a choice;
  * ptxq_gemv_plan_for() returns what a call would launch. NVFP4 x NVFP4 has software-pipelined twins
  * (desc.pipelined), and with A's scales in PTXQ_SCALE_128x4 its 2- and 4-row plans run "...v" twins
@@ -368,7 +370,12 @@ typedef struct ptxq_gemv_desc {
                                          its scales streamed into shared memory; needs K % 256
                                          == 0, strided 16-byte aligned scales, else as 0),
                                          -1 = the plain one (not the "...v" twin either);
-                                         others: ignored */
+                                         the tensor-core kernel (rows_per_thread 16): 0 =
+                                         chosen by the runtime (its cp.async ring twin on
+                                         sm_90a GPUs with >= 4 TB/s of DRAM where a warp walks
+                                         >= 8 windows), 2 = the ring twin (needs A's scales
+                                         contiguous along K or 128x4, 4-byte aligned; else as
+                                         0), -1 = the plain one; others: ignored */
 } ptxq_gemv_desc;
 
 /* desc.flags (see "Launch" above) */
@@ -398,7 +405,8 @@ typedef struct ptxq_gemv_plan {
                               wave where warps make at most 2 trips (automatic depth only) */
     int nowait;            /* PDL launch without the wait (PTXQ_GEMV_INDEPENDENT) */
     int pipelined;         /* 1: the software-pipelined kernel (name ends in "s"), 2: the
-                              bulk-copy ring kernel (name ends in "b") */
+                              bulk-copy ring kernel (name ends in "b"), 3: the tensor-core
+                              kernel's cp.async ring twin (name ends in "r") */
     int rows_step;         /* rows between a thread's rows: 1, or 32 where A's scales are 128x4
                               and rows_per_thread is 2 or 4 (its rows then share the scale
                               layout's 16-byte runs; the grid covers whole 32 * R-row blocks) */

@@ -33,8 +33,9 @@
  * kernel. Measured on an H200 against plain launches: +1.5 to +6.5 points of %copy on the
  * hackathon shapes (the next kernel's CTAs are resident and set up when the previous one ends).
  * NVFP4 x NVFP4 takes its software-pipelined twin and its bulk-copy ring only when asked
- * (pipe_auto, bulk_auto), and every format with x in A's format a 1-trip L2 prefetch up to 8
- * waves (prefetch_depth): each was measured. */
+ * (pipe_auto, bulk_auto), the tensor-core kernels their cp.async ring twins on >= 4 TB/s GPUs
+ * where warps walk >= 8 windows (pick_tc_ring), and every format with x in A's format a 1-trip L2
+ * prefetch up to 8 waves (prefetch_depth): each was measured. */
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -511,6 +512,43 @@ static void pick_twin(const gemv_shape *s, const ptxq_gemv_desc *d, const char *
     p->pipelined = bulk ? 2 : 1;
 }
 
+/* Whether the tensor-core kernel's cp.async ring twin ("..._tcr", gen/gemv.py TC_RING) can run
+ * this call: each lane copies 4 bytes of a row's scale run, so A's scales must be contiguous along
+ * K (K stride 1, or the 128x4 layout, whose 4-scale groups are 4-byte words) with 4-byte aligned
+ * base, rows and batches. A and x are 16-byte aligned already (plan_shape). */
+static int tc_ring_ok(const gemv_shape *s) {
+    const ptxq_gemv_args *g = &s->args;
+    if (s->xk == 0 || s->fmt == 2) return 0;
+    if (g->flags & PTXQ_GEMV_FLAG_SF128x4) return g->as % 4 == 0 && g->as_l % 4 == 0;
+    return g->ks1 == 1 && g->as % 4 == 0 && g->as_m % 4 == 0 && g->as_l % 4 == 0;
+}
+
+/* The tensor-core plans (rows 16) take the ring twin where tc_ring_ok allows it and asked
+ * (desc.pipelined = 2) or chosen: on GPUs with 4 TB/s of DRAM or more, where a warp walks at
+ * least 8 whole windows. H200, 2026-11-27, against the plain kernels (spl) in one process, two
+ * rounds, % of the copy waiting: +0.5 to +6 points on (16384,16384,4), (4096,7168,8) and
+ * (7168,16384,1) (14-16 windows a warp; NVFP4 x BF16 (7168,16384,1) within -0.1 to +0.9),
+ * -2.4 to +0.6 on (7168,2048,4) (4 a warp); independent +1 to +6 everywhere. H100, three
+ * rounds: -3.3 to +1.9 on the K = 16384 shapes, -1.4 to +4.5 on (7168,2048,4): not taken below
+ * 4 TB/s (bench/RESULTS.md, thirty-eighth session). sm_90a only (elsewhere the twin is the plain
+ * kernel); desc.pipelined = -1 keeps the plain one. */
+static void pick_tc_ring(const gemv_shape *s, const ptxq_gemv_desc *d, const char *target,
+                         int dram, ptxq_gemv_plan *p) {
+    if (p->rows_per_thread != 16 || strcmp(target, "sm_90a") || d->pipelined == -1 ||
+        !tc_ring_ok(s))
+        return;
+    int64_t windows = (int64_t)(s->args.nfull / 4) / (p->k_warps > 0 ? p->k_warps : 1);
+    if (!(d->pipelined == 2 || (d->pipelined == 0 && dram >= 4000 && windows >= 8))) return;
+    char rname[sizeof p->kernel + 2];
+    snprintf(rname, sizeof rname, "%sr", p->kernel);
+    const ptxq_kernel_entry *e =
+        strlen(rname) < sizeof p->kernel ? ptxq_entry_find(rname, target) : NULL;
+    if (!e) return;
+    memcpy(p->kernel, rname, sizeof p->kernel);
+    use_entry(p, e);
+    p->pipelined = 3;
+}
+
 /* NVFP4 x NVFP4 plain plans with rows 32 apart and the scale vector aligned (FLAG_SVEC, set by
  * the caller) take the "...v" twin: its fast loop loads a chunk's R scale words of the 128x4
  * layout with one instruction (gen/gemv.py, variants: up to +3.8 points of the copy waiting and
@@ -536,7 +574,7 @@ static void pick_vec_twin(const gemv_shape *s, const ptxq_gemv_desc *d, const ch
  * host-bound without this memo. */
 typedef struct plan_memo {
     const char *target;
-    int sms, dram, fmt, xk, rows, kw, pipe, ring; /* ring: bulk_ok */
+    int sms, dram, fmt, xk, rows, kw, pipe, ring; /* ring: bulk_ok, or tc_ring_ok */
     int sf128;                                    /* 128x4 A scales: the grid (plan_tiles) */
     int64_t M, L, nch;
     ptxq_gemv_plan plan;
@@ -547,8 +585,8 @@ static _Thread_local int g_memo_next;
 
 static int memo_plan(const gemv_shape *s, const ptxq_gemv_desc *d, const char *target, int sms,
                      int dram, ptxq_gemv_plan *p) {
-    /* NOTE: the ring's eligibility depends on alignments and strides, not only on the shape */
-    int ring = (s->fmt == 0 && s->xk == 0) ? bulk_ok(s) : 0;
+    /* NOTE: the rings' eligibility depends on alignments and strides, not only on the shape */
+    int ring = (s->fmt == 0 && s->xk == 0) ? bulk_ok(s) : tc_ring_ok(s);
     /* NOTE: the grid depends on the scale layout too (rows 32 apart with 128x4: plan_tiles); a
      * review found one layout's grid reused for the other on the same shape (rows unwritten, or
      * CTAs past the last batch) */
@@ -566,6 +604,7 @@ static int memo_plan(const gemv_shape *s, const ptxq_gemv_desc *d, const char *t
     int st = choose_plan(s, d, target, sms, dram, p);
     if (st) return st;
     pick_twin(s, d, target, p);
+    pick_tc_ring(s, d, target, dram, p);
     plan_memo *m = &g_memo[g_memo_next];
     g_memo_next = (g_memo_next + 1) % PLAN_MEMO;
     *m = (plan_memo){target, sms, dram, s->fmt, s->xk, d->rows_per_thread, d->k_warps, d->pipelined, ring,

@@ -171,6 +171,79 @@ static void test_plan_sf128_h200(void **state) {
     assert_string_equal(p.kernel, "gemv_nvfp4_nvfp4_r4");
 }
 
+/* ptxq_gemv_plan_for on ctx, FP4 A [L, M, K] with BF16 x, y F16; A's scales row-major (their
+ * base s_off bytes past an aligned address) or (sf) 128x4; pipelined: desc.pipelined. */
+static void plan_tc(struct ptxq_context *ctx, ptxq_gemv_format f, int64_t M, int64_t K, int64_t L,
+                    int sf, uint64_t s_off, int pipelined, ptxq_gemv_plan *p) {
+    int blk = f == PTXQ_GEMV_NVFP4 ? 16 : 32;
+    int64_t nk = K / blk;
+    int64_t ash[3] = {L, M, K}, ssh[3] = {L, M, nk}, xsh[2] = {L, K}, ysh[2] = {L, M};
+    int64_t n128 = L * ((M + 127) / 128) * ((nk + 3) / 4) * 512;
+    ptxq_gemv_desc d = plan_desc(f, 0, 0, pipelined);
+    d.a_scale_layout = sf ? PTXQ_SCALE_128x4 : PTXQ_SCALE_STRIDED;
+    ptxq_dtype sdt = f == PTXQ_GEMV_NVFP4 ? PTXQ_UE4M3 : PTXQ_UE8M0;
+    ptxq_tensor a = ptxq_tensor_make(PTXQ_E2M1, 3, ash, 0x10000000);
+    ptxq_tensor as = sf ? ptxq_tensor_make(sdt, 1, &n128, 0x20000000 + s_off)
+                        : ptxq_tensor_make(sdt, 3, ssh, 0x20000000 + s_off);
+    ptxq_tensor x = ptxq_tensor_make(PTXQ_BF16, 2, xsh, 0x30000000);
+    ptxq_tensor y = ptxq_tensor_make(PTXQ_F16, 2, ysh, 0x50000000);
+    memset(p, 0x7f, sizeof *p);
+    ptxq_status st = ptxq_gemv_plan_for(ctx, &d, &a, &as, &x, NULL, &y, p);
+    if (st != PTXQ_OK)
+        fail_msg("(%lld,%lld,%lld): %s: %s", (long long)M, (long long)K, (long long)L,
+                 ptxq_status_name(st), ptxq_last_error());
+}
+
+/* The tensor-core kernels' ring twins ("..._tcr", src/gemv.c pick_tc_ring): chosen on a made-up
+ * H200 (4800 GB/s) where a warp walks >= 8 whole windows ((7168,16384,1) k8: 16; (16384,16384,4)
+ * k8: 16; (4096,7168,8) k4: 14), not on (7168,2048,4) (k4: 4 windows), not at 3350 GB/s, not
+ * with desc.pipelined = -1, not on sm_100a (whose plans are CUDA-core kernels unless asked);
+ * desc.pipelined = 2 asks for it at 3350 too; scales
+ * whose runs are not 4-byte aligned (an odd base; row-major K = 2080, 130-byte rows) keep the plain
+ * kernel whatever is asked; 128x4 scales allow it. */
+static void test_plan_tc_ring(void **state) {
+    (void)state;
+    struct ptxq_context h200 = fake_sm90(4800), h100 = fake_sm90(3350), c100 = h200;
+    c100.target = "sm_100a";
+    const struct {
+        struct ptxq_context *ctx;
+        ptxq_gemv_format f;
+        int64_t M, K, L;
+        int sf, s_off, pipelined, want; /* want: 1 the twin, 0 the plain tensor-core kernel, -1
+                                           no twin (sm_100a plans CUDA-core kernels) */
+    } cs[] = {
+        {&h200, PTXQ_GEMV_NVFP4, 7168, 16384, 1, 0, 0, 0, 1},
+        {&h200, PTXQ_GEMV_MXFP4, 16384, 16384, 4, 0, 0, 0, 1},
+        {&h200, PTXQ_GEMV_NVFP4, 4096, 7168, 8, 1, 0, 0, 1},
+        {&h200, PTXQ_GEMV_MXFP4, 7168, 2048, 4, 0, 0, 0, 0},
+        {&h200, PTXQ_GEMV_NVFP4, 7168, 16384, 1, 0, 0, -1, 0},
+        {&h100, PTXQ_GEMV_NVFP4, 7168, 16384, 1, 0, 0, 0, 0},
+        {&h100, PTXQ_GEMV_MXFP4, 7168, 2048, 4, 0, 0, 2, 1},
+        {&h200, PTXQ_GEMV_NVFP4, 7168, 16384, 1, 0, 1, 2, 0},
+        {&h200, PTXQ_GEMV_NVFP4, 300, 2080, 2, 0, 0, 2, 0},
+        {&h200, PTXQ_GEMV_NVFP4, 300, 2080, 2, 1, 0, 2, 1},
+        {&c100, PTXQ_GEMV_NVFP4, 7168, 16384, 1, 0, 0, 0, -1},
+    };
+    for (size_t i = 0; i < sizeof cs / sizeof cs[0]; ++i) {
+        ptxq_gemv_plan p;
+        plan_tc(cs[i].ctx, cs[i].f, cs[i].M, cs[i].K, cs[i].L, cs[i].sf, (uint64_t)cs[i].s_off,
+                cs[i].pipelined, &p);
+        const char *fn = cs[i].f == PTXQ_GEMV_NVFP4 ? "nvfp4" : "mxfp4";
+        char want[48];
+        snprintf(want, sizeof want, "gemv_%s_bf16_tc%s", fn, cs[i].want ? "r" : "");
+        printf("[ INFO     ] case %zu (%lld,%lld,%lld) %s: %s k%d pipelined %d\n", i,
+               (long long)cs[i].M, (long long)cs[i].K, (long long)cs[i].L,
+               cs[i].ctx->target, p.kernel, p.k_warps, p.pipelined);
+        if (cs[i].want >= 0) {
+            assert_string_equal(p.kernel, want);
+            assert_int_equal(p.ctas_per_sm, 4);
+        } else {
+            assert_null(strstr(p.kernel, "_tcr"));
+        }
+        assert_int_equal(p.pipelined, cs[i].want > 0 ? 3 : 0);
+    }
+}
+
 #define expect_ok(v)                                                                             \
     do {                                                                                         \
         ptxq_status st_ = validate(&(v));                                                        \
@@ -329,7 +402,8 @@ static int gemv_kernels(ptxq_kernel_info **out) {
 }
 
 /* 3 formats x 3 x dtypes x 3 rows-per-thread, and the software-pipelined twins and bulk-copy ring
- * kernels of the 3 NVFP4 x NVFP4 kernels, each for sm_90a, sm_100a, sm_120a. */
+ * kernels of the 3 NVFP4 x NVFP4 kernels, and the 4 tensor-core kernels and their ring twins, each
+ * for sm_90a, sm_100a, sm_120a. */
 static void test_registry(void **state) {
     (void)state;
     ptxq_kernel_info *ks;
@@ -344,7 +418,7 @@ static void test_registry(void **state) {
     }
     printf("[ INFO     ] %d gemv cubins in the registry\n", n);
     free(ks);
-    assert_int_equal(n, 117); /* 35 variants + 4 tensor-core, x 3 targets */
+    assert_int_equal(n, 129); /* 35 variants + 4 tensor-core + 4 ring twins, x 3 targets */
     assert_int_equal(bad, 0);
 }
 
@@ -415,10 +489,16 @@ static void test_sass(void **state) {
          * (one register set) in each copy of the window loop (NVFP4: the u16 scale copy, the
          * byte copy, the tail; MXFP4: the last two), and the 8 mma.sync of a window as HMMA;
          * minimums: the sm_90a kernels' pipelined loop (spl) holds each copy's window four
-         * times (two sets, two exits) */
-        int tc = strlen(k->name) > 3 && !strcmp(k->name + strlen(k->name) - 3, "_tc");
+         * times (two sets, two exits). Their ring twins ("..._tcr", sm_90a) copy A, its scale
+         * runs and x into shared memory by cp.async (5 LDGSTS a window: A's rows A and B, a
+         * scale word, x's two halves) at each of 2 D issue sites (D >= 2), so LDG.128 only in
+         * the tail window; elsewhere the twins are the plain kernels */
+        size_t nl = strlen(k->name);
+        int tcr = nl > 4 && !strcmp(k->name + nl - 4, "_tcr");
+        int tc = tcr || (nl > 3 && !strcmp(k->name + nl - 3, "_tc"));
+        int tc_ring = tcr && !strcmp(k->target, "sm_90a");
         int tc_copies = !strncmp(k->name, "gemv_nvfp4_", 11) ? 3 : 2;
-        int want128 = tc ? tc_copies * (2 + 2) : 2 * (kernel_rows(k->name) + 1);
+        int want128 = tc_ring ? 2 + 2 : tc ? tc_copies * (2 + 2) : 2 * (kernel_rows(k->name) + 1);
         /* the bulk-copy ring kernels (sm_90a) read A from shared memory: LDG.128 for x only */
         int ring = k->name[strlen(k->name) - 1] == 'b' && !strcmp(k->target, "sm_90a");
         if (ring) want128 = 1;
@@ -435,15 +515,17 @@ static void test_sass(void **state) {
          * the loads, unless FLAG_NOWAIT; at the exit with it: ACQBULK). No MUFU: the batch
          * index comes from the runtime's magic multiplier, not a division */
         if (h[i].ldg[SASS_W128] < want128 || (ring && h[i].ldg[SASS_W128] > 2) || other > 2 ||
+            (tc_ring && (h[i].ldgsts < 20 || h[i].ldgsts % 10 || h[i].ldg[SASS_W128] > 4)) ||
             h[i].ldg[SASS_W16] < want16 || (tc && h[i].pf < 2) || h[i].preexit < 2 ||
             h[i].acqbulk < 2 || h[i].mufu ||
             h[i].ldl || h[i].stl ||
             (tc ? h[i].mma < 16 : !strcmp(k->target, "sm_90a") && h[i].mma)) {
             print_error("%s %s: LDG.128 %d (want >= %d), LDG.U16 %d (want >= %d), other LDG %d, "
-                        "LDL/STL %d/%d, MMA %d, prefetch %d, PDL wait/signal %d/%d (want >= 2/2), MUFU %d\n",
+                        "LDGSTS %d, LDL/STL %d/%d, MMA %d, prefetch %d, PDL wait/signal %d/%d "
+                        "(want >= 2/2), MUFU %d\n",
                         k->name, k->target, h[i].ldg[SASS_W128], want128, h[i].ldg[SASS_W16],
-                        want16, other, h[i].ldl, h[i].stl, h[i].mma, h[i].pf, h[i].acqbulk,
-                        h[i].preexit, h[i].mufu);
+                        want16, other, h[i].ldgsts, h[i].ldl, h[i].stl, h[i].mma, h[i].pf,
+                        h[i].acqbulk, h[i].preexit, h[i].mufu);
             ++bad;
         }
     }
@@ -720,6 +802,56 @@ static void test_tc_windows(void **state) {
         fails += run_one(c, 0);
     }
     assert_int_equal(fails, 0);
+}
+
+/* Fails a case that ran a plan other than what its desc.pipelined and alignment ask for: the ring
+ * twin ("..._tcr", plan.pipelined 3) where pipelined is 2 and the scales allow it (not
+ * odd_scales), the plain kernel otherwise. */
+static int wrong_tc_ring(const gemv_case *c, const gemv_result *r) {
+    int want = c->pipelined == 2 && !c->odd_scales;
+    return (r->plan.pipelined == 3) != want;
+}
+
+/* The tensor-core kernels' ring twins (gen/gemv.py TC_RING: D = 2, MXFP4 x F16 3) against the
+ * plain kernels, desc.pipelined 2 and -1 on each case: K with row-major scales in 4-byte
+ * aligned rows (NVFP4 K % 64 == 0, MXFP4 K % 128 == 0) and with 128x4 scales (any K, NVFP4's
+ * half chunk included), whole window counts a warp from 1 to 32 over k_warps 1-8 (every residue
+ * of D, so every unrolled exit), tail windows, M past one 128-row block, and odd scale bases
+ * (the twin refused: the plain kernel runs). 96 cases, 64 of them run the twin. */
+static void test_tc_ring(void **state) {
+    (void)state;
+    if (no_gpu()) skip();
+    static const int ks[4] = {1, 2, 4, 8};
+    /* K and scale layout (2: 128x4) per format: NVFP4 66 / 38 / 38.5 / 128 chunks, MXFP4 36 /
+     * 68 / 37 / 128 chunks */
+    static const int64_t kn[4] = {2112, 1216, 1232, 4096}, km[4] = {1152, 2176, 1184, 4096};
+    static const int sc[4] = {0, 0, 2, 2};
+    int fails = 0, twin = 0;
+    for (int i = 0; i < 96; ++i) {
+        gemv_case c;
+        memset(&c, 0, sizeof c);
+        int f = i % 2, v = (i / 16) % 4;
+        c.format = f ? PTXQ_GEMV_MXFP4 : PTXQ_GEMV_NVFP4;
+        c.x = (i / 2) % 2 ? PTXQ_F16 : PTXQ_BF16;
+        c.y = k_y[i % 3];
+        c.k_warps = ks[(i / 4) % 4];
+        c.rows_per_thread = 16;
+        c.M = 300;
+        c.L = 2;
+        c.K = f ? km[v] : kn[v];
+        c.scales = sc[v];
+        c.odd_scales = i >= 64 && v < 2; /* row-major at an odd address: no twin */
+        c.globals = 1;
+        for (int pl = 0; pl < 2; ++pl) {
+            c.pipelined = pl ? -1 : 2;
+            gemv_result r;
+            fails += run_case(c, 0, &r, wrong_tc_ring);
+            twin += r.plan.pipelined == 3;
+        }
+    }
+    printf("[ INFO     ] %d of 192 runs took a ring twin\n", twin);
+    assert_int_equal(fails, 0);
+    assert_int_equal(twin, 64);
 }
 
 /* One shape with row-major, then 128x4, then row-major A scales on the same thread: the plan memo
@@ -1550,6 +1682,7 @@ int main(void) {
         cmocka_unit_test(test_validate_bad),
         cmocka_unit_test(test_plan_layouts),
         cmocka_unit_test(test_plan_sf128_h200),
+        cmocka_unit_test(test_plan_tc_ring),
         cmocka_unit_test(test_registry),
         cmocka_unit_test(test_sass),
         cmocka_unit_test(test_sass_load_order),
@@ -1560,6 +1693,7 @@ int main(void) {
         cmocka_unit_test(test_sf128_vec),
         cmocka_unit_test(test_sf128_memo),
         cmocka_unit_test(test_tc_windows),
+        cmocka_unit_test(test_tc_ring),
         cmocka_unit_test(test_bad_inputs_untouched),
         cmocka_unit_test(test_pdl_chain),
         cmocka_unit_test(test_graph_a_written),

@@ -140,6 +140,8 @@ void gemv_case_describe(const gemv_case *c, char *buf, size_t n) {
     char plan[64] = "";
     if (c->rows_per_thread || c->k_warps)
         snprintf(plan, sizeof plan, " plan r%d/k%d", c->rows_per_thread, c->k_warps);
+    if (c->pipelined)
+        snprintf(plan + strlen(plan), sizeof plan - strlen(plan), " pipelined %d", c->pipelined);
     if (c->scale_offset)
         snprintf(plan + strlen(plan), sizeof plan - strlen(plan), " scale-offset %d",
                  c->scale_offset);
@@ -297,6 +299,7 @@ int gemv_case_run(ptxq_dev *d, const gemv_case *c, gemv_result *res) {
     desc.x_global = c->globals && p.xq ? dg + 16 : 0;
     desc.rows_per_thread = c->rows_per_thread;
     desc.k_warps = c->k_warps;
+    desc.pipelined = c->pipelined;
 
     double *ref = malloc(sizeof *ref * (size_t)(L * M + 1)), *rabs = malloc(sizeof *rabs * (size_t)(L * M + 1));
     gemv_ref(&p, ref, rabs);

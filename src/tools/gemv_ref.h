@@ -58,6 +58,7 @@ typedef struct gemv_case {
     int x_shared;             /* x is [K], shared by every batch */
     int globals;              /* pass a_global (and x_global for quantized x) */
     int rows_per_thread, k_warps; /* plan override, 0 = the runtime's choice */
+    int pipelined;            /* desc.pipelined (0 = the runtime's choice) */
     int odd_scales;           /* A scales at an odd address, a quantized x's scales with K stride
                                  2: NVFP4's scale pairs are not aligned u16s (the slow loop) */
     int scale_offset;         /* bytes added to A's scale address (with odd_scales: + 1) */
