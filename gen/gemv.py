@@ -1561,14 +1561,14 @@ TC_X = ("f16", "bf16")
 # 4-byte cp.async a lane), which src/gemv.c checks (tc_ring_ok) before it picks a twin.
 # H200, 2026-11-27, against the spl kernels in one process, two rounds, % of the copy, waiting:
 # NVFP4 x BF16 (16384,16384,4) 90.5-90.6 -> 95.5-96.0, (4096,7168,8) 85.0-85.2 -> 85.5-87.1,
-# (7168,16384,1) 72.8-72.9 -> 72.8-73.7, (7168,2048,4) 63.0-63.2 -> 62.9-63.6; F16 and MXFP4
-# +2 to +6 on the three shapes with 14-16 windows a warp, -2.4 to +0.6 on (7168,2048,4) (4 a
-# warp); independent +1 to +6 everywhere. H100, three rounds: NVFP4 +1.7 to +1.9 on
-# (16384,16384,4) and +1.2 to +4.5 on (7168,2048,4), but -2.6 to -3.3 on (7168,16384,1), MXFP4 x
-# F16 -3.5 on (16384,16384,4): the runtime takes the twins on >= 4 TB/s GPUs only, where warps
-# walk at least 8 whole windows (bench/RESULTS.md, thirty-eighth session). Depth: 2, and 3 for
-# MXFP4 x F16 (2 spilled 4 bytes at 64 registers; 3 measured within a point of 2 there); 4 was
-# 1-5 points below 2 on the H200.
+# (7168,16384,1) 72.8-72.9 -> 72.8-73.7, (7168,2048,4) 63.0-63.2 -> 62.9-63.6; F16 x and MXFP4
+# +1.6 to +6.5 on the three shapes with 14-16 windows a warp, -2.4 to +0.6 on (7168,2048,4) (4
+# a warp); independent +1 to +6 on the first three. H100, three rounds: NVFP4 +1.0 to +2.8 on
+# (16384,16384,4) and +0.8 to +4.5 on (7168,2048,4), but -2.4 to -3.8 on (7168,16384,1), MXFP4 x
+# F16 -2.1 to -3.7 on (16384,16384,4): the runtime takes the twins on >= 4 TB/s GPUs only,
+# where warps walk at least 8 whole windows (bench/RESULTS.md, thirty-eighth session). Depth: 2,
+# and 3 for MXFP4 x F16 (2 spilled 4 bytes at 64 registers; 3 measured within a point of 2
+# there); 4 was 1-5 points below 2 on the H200.
 TC_RING = {("nvfp4", "bf16"): 2, ("nvfp4", "f16"): 2, ("mxfp4", "bf16"): 2, ("mxfp4", "f16"): 3}
 # a ring slot: A's 16 bytes a lane of rows A (0) and B (512), the scale runs (1024 + 16 g: row A's
 # 8 bytes, then row B's), x's 256 bytes (1152 + 32 g, x lanes only)

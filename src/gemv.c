@@ -526,11 +526,12 @@ static int tc_ring_ok(const gemv_shape *s) {
 /* The tensor-core plans (rows 16) take the ring twin where tc_ring_ok allows it and asked
  * (desc.pipelined = 2) or chosen: on GPUs with 4 TB/s of DRAM or more, where a warp walks at
  * least 8 whole windows. H200, 2026-11-27, against the plain kernels (spl) in one process, two
- * rounds, % of the copy waiting: +0.5 to +6 points on (16384,16384,4), (4096,7168,8) and
- * (7168,16384,1) (14-16 windows a warp; NVFP4 x BF16 (7168,16384,1) within -0.1 to +0.9),
- * -2.4 to +0.6 on (7168,2048,4) (4 a warp); independent +1 to +6 everywhere. H100, three
- * rounds: -3.3 to +1.9 on the K = 16384 shapes, -1.4 to +4.5 on (7168,2048,4): not taken below
- * 4 TB/s (bench/RESULTS.md, thirty-eighth session). sm_90a only (elsewhere the twin is the plain
+ * rounds, % of the copy waiting: 0 to +6.5 points on (16384,16384,4), (4096,7168,8) and
+ * (7168,16384,1) (14-16 windows a warp; NVFP4 x BF16 (7168,16384,1) 0 to +0.9), -2.4 to +0.6
+ * on (7168,2048,4) (4 a warp); independent +1 to +6 on the first three. As built, the same
+ * comparison: +0.8 to +5.8 waiting, +1.2 to +8.6 independent. H100, three
+ * rounds: -3.8 to +2.8 on the K = 16384 shapes, -1.4 to +1.4 on (4096,7168,8), -1.4 to +4.5 on
+ * (7168,2048,4): not taken below 4 TB/s (bench/RESULTS.md, thirty-eighth session). sm_90a only (elsewhere the twin is the plain
  * kernel); desc.pipelined = -1 keeps the plain one. */
 static void pick_tc_ring(const gemv_shape *s, const ptxq_gemv_desc *d, const char *target,
                          int dram, ptxq_gemv_plan *p) {
