@@ -303,13 +303,15 @@ def variants():
     for fmt in ("nvfp4", "mxfp4"):
         f = FORMATS[fmt]
         for xt in TC_X:
-            for ring in (0, TC_RING[(fmt, xt)]):
+            for ring in (0, TC_RING[(fmt, xt)][0]):
                 prm = {"format": fmt, "x": xt, "rows": 16, "elem": f["elem"], "scale": f["scale"],
                        "block": f["block"], "unroll": 1, "threads": THREADS, "pipe": 0, "twin": 0,
                        "bulk": 0, "tc": 1}
                 if ring:
                     # the ring twin (TC.cpr; sm_90a: elsewhere the plain kernel, as pinc is)
                     prm["ring"] = ring
+                    if TC_RING[(fmt, xt)][1]:
+                        prm["ring_block"] = 1
                 res.append((tc_name(fmt, xt, ring > 0), prm))
     return res
 
@@ -1568,8 +1570,13 @@ TC_X = ("f16", "bf16")
 # F16 -2.1 to -3.7 on (16384,16384,4): the runtime takes the twins on >= 4 TB/s GPUs only,
 # where warps walk at least 8 whole windows (bench/RESULTS.md, thirty-eighth session). Depth: 2,
 # and 3 for MXFP4 x F16 (2 spilled 4 bytes at 64 registers; 3 measured within a point of 2
-# there); 4 was 1-5 points below 2 on the H200.
-TC_RING = {("nvfp4", "bf16"): 2, ("nvfp4", "f16"): 2, ("mxfp4", "bf16"): 2, ("mxfp4", "f16"): 3}
+# there); 4 was 1-5 points below 2 on the H200. NVFP4 x F16 also takes D windows a block with
+# one exit test (TC.cpb): H200, two rounds against the twin without it, +1.9 to +3.2 points of
+# the copy waiting on the three shapes it runs (independent +1 to +4); NVFP4 x BF16 moved -1.4
+# to +2.0 (noise: the plain kernel of the same call moved -1.9 to 0) and MXFP4 took 68
+# registers with it (3 CTAs a SM), so they stay without.
+TC_RING = {("nvfp4", "bf16"): (2, 0), ("nvfp4", "f16"): (2, 1), ("mxfp4", "bf16"): (2, 0),
+           ("mxfp4", "f16"): (3, 0)}
 # a ring slot: A's 16 bytes a lane of rows A (0) and B (512), the scale runs (1024 + 16 g: row A's
 # 8 bytes, then row B's), x's 256 bytes (1152 + 32 g, x lanes only)
 CPR_SLOT = 1408
@@ -1732,6 +1739,7 @@ class TC(GV):
         self.cprx = bool(int(p.get("cprx", 1))) and self.cpr and self.x2
         if self.cpr:
             self.spl = False
+        self.cpb = bool(int(p.get("cpb", p.get("ring_block", 0)))) and self.cpr > 1
         self.sfence = bool(int(p.get("sfence", 1))) and self.spl
         # BF16 x: A decoded to consecutive pairs (spread_bf16), x's registers used as loaded;
         # GEMV_OPTS=bfp=0 keeps the split pairing (spread_bf16_split) and a prmt a register on x
@@ -2007,6 +2015,41 @@ class TC(GV):
         self.advance_ptrs(("A", "B", "x") if self.cprx else ("A", "B"))
         k("add.s64 %cpr_cs, %cpr_cs, %pi_ds")
 
+    def cpr_window(self, j, exit_test):
+        """cpr: window c0 from slot j (exit_test: leave for WIN_DONE first if it is not whole),
+        then slot j <- window c0 + D cstep."""
+        k, D = self.k, self.cpr
+        k.comment(f"cpr: window c0 from slot {j}, then slot {j} <- window c0 + {D} cstep")
+        if exit_test:
+            k("add.u32 %t_end, %c0, 4")
+            k("setp.gt.u32 %p_stop, %t_end, %a_nfull")
+            k("@%p_stop bra.uni WIN_DONE")
+        k(f"cp.async.wait_group {D - 1};")
+        o = j * CPR_SLOT
+        words = {}
+        for i, rr in enumerate(("A", "B")):
+            ws = [k.reg(".b32", f"w0{rr}{q}") for q in range(4)]
+            k(f"ld.shared.v4.b32 {{{', '.join(ws)}}}, [%cpr_l+{o + 512 * i}];")
+            words[rr] = ws
+        sbr = {}
+        for i, rr in enumerate(("A", "B")):
+            r = k.reg(".b32", f"sb0{rr}0")
+            k(f"ld.shared.{'u16' if self.nv else 'u8'} {r}, [%cpr_sr+{o + 8 * i}];")
+            sbr[rr] = [r]
+        xin = None
+        if self.cprx:
+            xin = [k.reg(".b32", f"xx{q}") for q in range(8)]
+            for i in range(2):
+                k(f"@%p_xl ld.shared.v4.b32 {{{', '.join(xin[4 * i:4 * i + 4])}}}, "
+                  f"[%cpr_xd+{o + 16 * i}];")
+        ch = k.reg(".b32", "chunk0")
+        k(f"add.u32 {ch}, %c0, %t4")
+        self.compute_w(ch, words, sbr, False, xin)
+        if not self.cprx:
+            self.advance_ptrs(("x",))
+        self.cpr_issue(D, j)
+        k("add.u32 %c0, %c0, %cstep")
+
     def cpr_loop(self):
         """cpr: the whole-window loop through the ring (TC_RING), unrolled D times: slot j holds
         windows j, j + D, ... of the warp. Window w waits for its own group (wait_group D - 1:
@@ -2065,37 +2108,21 @@ class TC(GV):
         k("mad.lo.u32 %cpr_l, %lane, 16, %cpr_l")
         for j in range(D):
             self.cpr_issue(j, j)
+        if self.cpb:
+            # cpb (param ring_block; GEMV_OPTS=cpb=0/1): D windows a block with one exit test,
+            # so that ptxas may interleave their work (the per-window exits end its basic
+            # blocks); the last < D windows through the loop below, from slot 0
+            k.label("WIN_LOOPRB")
+            k(f"mad.lo.u32 %t_end, %cstep, {D - 1}, %c0")
+            k("add.u32 %t_end, %t_end, 4")
+            k("setp.gt.u32 %p_stop, %t_end, %a_nfull")
+            k("@%p_stop bra.uni WIN_LOOPR")
+            for j in range(D):
+                self.cpr_window(j, False)
+            k("bra.uni WIN_LOOPRB")
         k.label("WIN_LOOPR")
         for j in range(D):
-            k.comment(f"cpr: window c0 from slot {j}, then slot {j} <- window c0 + {D} cstep")
-            k("add.u32 %t_end, %c0, 4")
-            k("setp.gt.u32 %p_stop, %t_end, %a_nfull")
-            k("@%p_stop bra.uni WIN_DONE")
-            k(f"cp.async.wait_group {D - 1};")
-            o = j * CPR_SLOT
-            words = {}
-            for i, rr in enumerate(("A", "B")):
-                ws = [k.reg(".b32", f"w0{rr}{q}") for q in range(4)]
-                k(f"ld.shared.v4.b32 {{{', '.join(ws)}}}, [%cpr_l+{o + 512 * i}];")
-                words[rr] = ws
-            sbr = {}
-            for i, rr in enumerate(("A", "B")):
-                r = k.reg(".b32", f"sb0{rr}0")
-                k(f"ld.shared.{'u16' if self.nv else 'u8'} {r}, [%cpr_sr+{o + 8 * i}];")
-                sbr[rr] = [r]
-            xin = None
-            if self.cprx:
-                xin = [k.reg(".b32", f"xx{q}") for q in range(8)]
-                for i in range(2):
-                    k(f"@%p_xl ld.shared.v4.b32 {{{', '.join(xin[4 * i:4 * i + 4])}}}, "
-                      f"[%cpr_xd+{o + 16 * i}];")
-            ch = k.reg(".b32", "chunk0")
-            k(f"add.u32 {ch}, %c0, %t4")
-            self.compute_w(ch, words, sbr, False, xin)
-            if not self.cprx:
-                self.advance_ptrs(("x",))
-            self.cpr_issue(D, j)
-            k("add.u32 %c0, %c0, %cstep")
+            self.cpr_window(j, True)
         k("bra.uni WIN_LOOPR")
         k.label("WIN_DONE")
         self._ptrs = None
@@ -2585,8 +2612,8 @@ class TC(GV):
         params = [f".param .align 8 .b8 args[{self.argsize}]"]
         directives = [f".maxntid {THREADS}, 1, 1"]
         # the ring twins: 4 CTAs a SM (64 registers; ptxas takes 62-66 without it, no spills
-        # with it at TC_RING's depths)
-        minct = self.p.get("minct", 4 if self.cpr else 0)
+        # with it at TC_RING's depths); with cpb it takes 64 alone and spills 8 bytes with it
+        minct = self.p.get("minct", 4 if self.cpr and not self.cpb else 0)
         if minct:
             # experiment knob (GEMV_OPTS=minct=N): .minnctapersm N, registers capped to fit
             directives.append(f".minnctapersm {int(minct)}")
