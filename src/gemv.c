@@ -491,6 +491,19 @@ static int bulk_auto(void) {
     return env > 0;
 }
 
+/* Swaps plan p's kernel for its twin, p->kernel with suffix appended, where this build has one for
+ * target (the twin's register count then sets the occupancy): 1 if swapped. */
+static int use_twin(ptxq_gemv_plan *p, const char *target, const char *suffix) {
+    char name[sizeof p->kernel + 2];
+    snprintf(name, sizeof name, "%s%s", p->kernel, suffix);
+    const ptxq_kernel_entry *e =
+        strlen(name) < sizeof p->kernel ? ptxq_entry_find(name, target) : NULL;
+    if (!e) return 0;
+    memcpy(p->kernel, name, sizeof p->kernel);
+    use_entry(p, e);
+    return 1;
+}
+
 /* Swaps in the software-pipelined twin ("...s") or the bulk-copy ring kernel ("...b"), NVFP4 x
  * NVFP4 only, where asked or chosen. desc.pipelined = 2 asks for the ring kernel; where the shape
  * does not allow it (bulk_ok) the automatic choice is made instead. */
@@ -502,14 +515,7 @@ static void pick_twin(const gemv_shape *s, const ptxq_gemv_desc *d, const char *
     if (!bulk && !(d->pipelined == 1 || ((d->pipelined == 0 || d->pipelined == 2) &&
                                          pipe_auto())))
         return;
-    char sname[sizeof p->kernel + 2];
-    snprintf(sname, sizeof sname, "%s%s", p->kernel, bulk ? "b" : "s");
-    const ptxq_kernel_entry *e =
-        strlen(sname) < sizeof p->kernel ? ptxq_entry_find(sname, target) : NULL;
-    if (!e) return;
-    memcpy(p->kernel, sname, sizeof p->kernel);
-    use_entry(p, e);
-    p->pipelined = bulk ? 2 : 1;
+    if (use_twin(p, target, bulk ? "b" : "s")) p->pipelined = bulk ? 2 : 1;
 }
 
 /* Whether the tensor-core kernel's cp.async ring twin ("..._tcr", gen/gemv.py TC_RING) can run
@@ -540,14 +546,7 @@ static void pick_tc_ring(const gemv_shape *s, const ptxq_gemv_desc *d, const cha
         return;
     int64_t windows = (int64_t)(s->args.nfull / 4) / (p->k_warps > 0 ? p->k_warps : 1);
     if (!(d->pipelined == 2 || (d->pipelined == 0 && dram >= 4000 && windows >= 8))) return;
-    char rname[sizeof p->kernel + 2];
-    snprintf(rname, sizeof rname, "%sr", p->kernel);
-    const ptxq_kernel_entry *e =
-        strlen(rname) < sizeof p->kernel ? ptxq_entry_find(rname, target) : NULL;
-    if (!e) return;
-    memcpy(p->kernel, rname, sizeof p->kernel);
-    use_entry(p, e);
-    p->pipelined = 3;
+    if (use_twin(p, target, "r")) p->pipelined = 3;
 }
 
 /* NVFP4 x NVFP4 plain plans with rows 32 apart and the scale vector aligned (FLAG_SVEC, set by
@@ -560,13 +559,7 @@ static void pick_vec_twin(const gemv_shape *s, const ptxq_gemv_desc *d, const ch
      * desc.pipelined = -1 (so that the plain kernel can be timed against the twin) */
     if (strcmp(target, "sm_90a") || d->pipelined == -1) return;
     if (s->fmt != 0 || s->xk != 0 || p->pipelined || p->rows_per_thread == 16) return;
-    char vname[sizeof p->kernel + 2];
-    snprintf(vname, sizeof vname, "%sv", p->kernel);
-    const ptxq_kernel_entry *e =
-        strlen(vname) < sizeof p->kernel ? ptxq_entry_find(vname, target) : NULL;
-    if (!e) return;
-    memcpy(p->kernel, vname, sizeof p->kernel);
-    use_entry(p, e);
+    use_twin(p, target, "v");
 }
 
 /* The last plans this thread chose, by everything the choice depends on. Scoring looks 12 kernel
