@@ -42,7 +42,9 @@ Work decomposition
   bytes a row; the dot products run on mma.sync with x, masked per scale block, as the B
   operand. R is 16 in the plan (rows per CTA 8/WK * 16). On sm_90a their window loop walks
   running pointers (pinc) and is software-pipelined over two register sets (spl: the next
-  window's loads go out before this window's decode and mma).
+  window's loads go out before this window's decode and mma); their ring twins ("..._tcr",
+  TC_RING) bring each window's A, scale runs and x into a per-warp shared-memory ring by
+  cp.async instead, D - 1 windows ahead.
 
 Launch: every kernel issues griddepcontrol.wait before its first load (programmatic dependent
 launch: the runtime launches with programmatic stream serialization, so a kernel's CTAs may start
