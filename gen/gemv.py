@@ -1559,10 +1559,11 @@ TC_X = ("f16", "bf16")
 # of rows A and B), its scale runs and x come into a per-warp ring of D slots in shared memory by
 # cp.async, D - 1 windows in flight while one is decoded, without registers (the pipelined loop,
 # spl, holds the next window in a second register set, and ptxas sinks those loads to the end of
-# the window before: SASS, 2026-11-27). Each lane copies and reads back only its own bytes, so
-# cp.async.wait_group alone orders them: no barrier, no mbarrier. The loop is unrolled D times so
+# the window before: SASS, 2026-11-27). Each lane reads back its own A and x bytes, and the
+# warp waits with cp.async.wait_group: no barrier, no mbarrier. The loop is unrolled D times so
 # that slots are immediate offsets. The scale runs must be K-contiguous and 4-byte aligned (a
-# 4-byte cp.async a lane), which src/gemv.c checks (tc_ring_ok) before it picks a twin.
+# 4-byte cp.async a lane), which src/gemv.c checks (tc_ring_ok) before it picks a twin. (A lane's
+# scale bytes are copied by another lane of its row group: see the NOTE at TC.cpsync.)
 # H200, 2026-11-27, against the spl kernels in one process, two rounds, % of the copy, waiting:
 # NVFP4 x BF16 (16384,16384,4) 90.5-90.6 -> 95.5-96.0, (4096,7168,8) 85.0-85.2 -> 85.5-87.1,
 # (7168,16384,1) 72.8-72.9 -> 72.8-73.7, (7168,2048,4) 63.0-63.2 -> 62.9-63.6; F16 x and MXFP4
@@ -1571,7 +1572,7 @@ TC_X = ("f16", "bf16")
 # (16384,16384,4) and +0.8 to +4.5 on (7168,2048,4), but -2.4 to -3.8 on (7168,16384,1), MXFP4 x
 # F16 -2.1 to -3.7 on (16384,16384,4): the runtime takes the twins on >= 4 TB/s GPUs only,
 # where warps walk at least 8 whole windows (bench/RESULTS.md, thirty-eighth session). Depth: 2,
-# and 3 for MXFP4 x F16 (2 spilled 4 bytes at 64 registers; 3 measured within a point of 2
+# and 3 for MXFP4 x F16 (2 spilled 8 bytes at 64 registers; 3 measured within a point of 2
 # there); 4 was 1-5 points below 2 on the H200. NVFP4 x F16 also takes D windows a block with
 # one exit test (TC.cpb): H200, two rounds against the twin without it, +1.9 to +3.2 points of
 # the copy waiting on the three shapes it runs (independent +1 to +4); NVFP4 x BF16 moved -1.4
@@ -1742,6 +1743,18 @@ class TC(GV):
         if self.cpr:
             self.spl = False
         self.cpb = bool(int(p.get("cpb", p.get("ring_block", 0)))) and self.cpr > 1
+        # NOTE: the scale runs are copied in 4-byte pieces that other lanes of the row group
+        # read (NVFP4: lane (g, t) copies bytes 4 (t & 1) .. + 3 of row t >> 1's run, which
+        # lanes 2 (t & 1) and 2 (t & 1) + 1 read; MXFP4: lanes t < 2 copy, all four read), and
+        # the refill overwrites them. cp.async.wait_group makes only the executing thread's
+        # copies visible in the PTX memory model; these kernels rely on the SASS instead: the
+        # warp is converged (every branch .uni), DEPBAR waits for the whole warp's LDGSTS, and
+        # each window's scale LDS come before its refill's LDGSTS. test_gemv's
+        # test_sass_ring_order checks that order in every built twin. GEMV_OPTS=cpsync=1 adds
+        # bar.warp.sync after the wait and before the refill (memory-model clean; ptxas then
+        # schedules the loop differently, 4-16 more SASS lines): not yet timed (found by the
+        # review of 2026-11-27, after the device time of that session was spent).
+        self.cpsync = bool(int(p.get("cpsync", 0))) and self.cpr > 0
         self.sfence = bool(int(p.get("sfence", 1))) and self.spl
         # BF16 x: A decoded to consecutive pairs (spread_bf16), x's registers used as loaded;
         # GEMV_OPTS=bfp=0 keeps the split pairing (spread_bf16_split) and a prmt a register on x
@@ -2027,6 +2040,8 @@ class TC(GV):
             k("setp.gt.u32 %p_stop, %t_end, %a_nfull")
             k("@%p_stop bra.uni WIN_DONE")
         k(f"cp.async.wait_group {D - 1};")
+        if self.cpsync:
+            k("bar.warp.sync -1;")
         o = j * CPR_SLOT
         words = {}
         for i, rr in enumerate(("A", "B")):
@@ -2049,6 +2064,8 @@ class TC(GV):
         self.compute_w(ch, words, sbr, False, xin)
         if not self.cprx:
             self.advance_ptrs(("x",))
+        if self.cpsync:
+            k("bar.warp.sync -1;")
         self.cpr_issue(D, j)
         k("add.u32 %c0, %c0, %cstep")
 
@@ -2058,9 +2075,10 @@ class TC(GV):
         the D - 1 younger ones may still fly), reads the slot back, computes, then refills the
         slot with window w + D. Exits leave c0 at the first window not done; the tail then
         computes its addresses from c0 (no running pointers).
-        NOTE: the refill overwrites bytes this lane read from the slot in this window; it is
-        issued after the decode and mma that consume them (ptxas also puts its own fence, a
-        dummy LDS, before each LDGSTS that follows an LDS).
+        NOTE: the refill overwrites bytes read from the slot in this window, A's and x's by
+        this lane, the scale runs' by the lanes of its row group (see TC.cpsync); it is issued
+        after the decode and mma that consume them (ptxas also puts its own fence, a dummy LDS,
+        before each LDGSTS that follows an LDS).
         NOTE: at an exit the groups still pending belong to windows that are not whole, whose
         copies were predicated off: nothing writes the ring after the loop."""
         k, D = self.k, self.cpr
@@ -2613,8 +2631,9 @@ class TC(GV):
         k("ret")
         params = [f".param .align 8 .b8 args[{self.argsize}]"]
         directives = [f".maxntid {THREADS}, 1, 1"]
-        # the ring twins: 4 CTAs a SM (64 registers; ptxas takes 62-66 without it, no spills
-        # with it at TC_RING's depths); with cpb it takes 64 alone and spills 8 bytes with it
+        # the ring twins: 4 CTAs a SM (64 registers; ptxas takes 62 without it, MXFP4 x F16 at
+        # D = 3 70; no spills with it at TC_RING's depths); with cpb NVFP4 x F16 takes 64 alone
+        # and spills 8 bytes with it
         minct = self.p.get("minct", 4 if self.cpr and not self.cpb else 0)
         if minct:
             # experiment knob (GEMV_OPTS=minct=N): .minnctapersm N, registers capped to fit

@@ -375,7 +375,7 @@ typedef struct ptxq_gemv_desc {
                                          sm_90a GPUs with >= 4 TB/s of DRAM where a warp walks
                                          >= 8 windows), 2 = the ring twin (needs A's scales
                                          contiguous along K or 128x4, 4-byte aligned; else as
-                                         0), -1 = the plain one; others: ignored */
+                                         0), -1 or 1 = the plain one; others: ignored */
 } ptxq_gemv_desc;
 
 /* desc.flags (see "Launch" above) */

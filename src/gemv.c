@@ -570,7 +570,7 @@ typedef struct plan_memo {
     const char *target;
     int sms, dram, fmt, xk, rows, kw, pipe, ring; /* ring: bulk_ok, or tc_ring_ok */
     int sf128;                                    /* 128x4 A scales: the grid (plan_tiles) */
-    int64_t M, L, nch;
+    int64_t M, L, nch, nfull; /* nfull: whole chunks a row (pick_tc_ring counts windows) */
     ptxq_gemv_plan plan;
 } plan_memo;
 #define PLAN_MEMO 8
@@ -590,7 +590,7 @@ static int memo_plan(const gemv_shape *s, const ptxq_gemv_desc *d, const char *t
         if (m->target == target && m->target && m->sms == sms && m->dram == dram && m->fmt == s->fmt &&
             m->xk == s->xk && m->rows == d->rows_per_thread && m->kw == d->k_warps &&
             m->pipe == d->pipelined && m->ring == ring && m->sf128 == sf128 &&
-            m->M == s->M && m->L == s->L && m->nch == s->nch) {
+            m->M == s->M && m->L == s->L && m->nch == s->nch && m->nfull == s->args.nfull) {
             *p = m->plan;
             return PTXQ_OK;
         }
@@ -602,7 +602,7 @@ static int memo_plan(const gemv_shape *s, const ptxq_gemv_desc *d, const char *t
     plan_memo *m = &g_memo[g_memo_next];
     g_memo_next = (g_memo_next + 1) % PLAN_MEMO;
     *m = (plan_memo){target, sms, dram, s->fmt, s->xk, d->rows_per_thread, d->k_warps, d->pipelined, ring,
-                     sf128, s->M, s->L, s->nch, *p};
+                     sf128, s->M, s->L, s->nch, s->args.nfull, *p};
     return PTXQ_OK;
 }
 

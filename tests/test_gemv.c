@@ -172,9 +172,11 @@ static void test_plan_sf128_h200(void **state) {
 }
 
 /* ptxq_gemv_plan_for on ctx, FP4 A [L, M, K] with BF16 x, y F16; A's scales row-major (their
- * base s_off bytes past an aligned address) or (sf) 128x4; pipelined: desc.pipelined. */
+ * base s_off bytes past an aligned address) or (sf) 128x4; pipelined: desc.pipelined. sl, for
+ * row-major scales: 0 contiguous, 1 K stride 2, 2 rows one byte longer than nk, 3 batches two
+ * bytes apart beyond M rows. */
 static void plan_tc(struct ptxq_context *ctx, ptxq_gemv_format f, int64_t M, int64_t K, int64_t L,
-                    int sf, uint64_t s_off, int pipelined, ptxq_gemv_plan *p) {
+                    int sf, uint64_t s_off, int pipelined, int sl, ptxq_gemv_plan *p) {
     int blk = f == PTXQ_GEMV_NVFP4 ? 16 : 32;
     int64_t nk = K / blk;
     int64_t ash[3] = {L, M, K}, ssh[3] = {L, M, nk}, xsh[2] = {L, K}, ysh[2] = {L, M};
@@ -185,6 +187,12 @@ static void plan_tc(struct ptxq_context *ctx, ptxq_gemv_format f, int64_t M, int
     ptxq_tensor a = ptxq_tensor_make(PTXQ_E2M1, 3, ash, 0x10000000);
     ptxq_tensor as = sf ? ptxq_tensor_make(sdt, 1, &n128, 0x20000000 + s_off)
                         : ptxq_tensor_make(sdt, 3, ssh, 0x20000000 + s_off);
+    if (!sf && sl) {
+        int64_t ks = sl == 1 ? 2 : 1, rs = sl == 2 ? nk + 1 : ks * nk;
+        as.stride[2] = ks;
+        as.stride[1] = rs;
+        as.stride[0] = rs * M + (sl == 3 ? 2 : 0);
+    }
     ptxq_tensor x = ptxq_tensor_make(PTXQ_BF16, 2, xsh, 0x30000000);
     ptxq_tensor y = ptxq_tensor_make(PTXQ_F16, 2, ysh, 0x50000000);
     memset(p, 0x7f, sizeof *p);
@@ -199,8 +207,9 @@ static void plan_tc(struct ptxq_context *ctx, ptxq_gemv_format f, int64_t M, int
  * k8: 16; (4096,7168,8) k4: 14), not on (7168,2048,4) (k4: 4 windows), not at 3350 GB/s, not
  * with desc.pipelined = -1, not on sm_100a (whose plans are CUDA-core kernels unless asked);
  * desc.pipelined = 2 asks for it at 3350 too; scales
- * whose runs are not 4-byte aligned (an odd base; row-major K = 2080, 130-byte rows) keep the plain
- * kernel whatever is asked; 128x4 scales allow it. */
+ * whose runs are not 4-byte aligned (an odd base; row-major K = 2080, 130-byte rows; 133-byte
+ * padded rows; batches 2 bytes off; a 128x4 base 2 bytes off) or not contiguous along K (stride
+ * 2) keep the plain kernel whatever is asked; aligned 128x4 scales allow it. */
 static void test_plan_tc_ring(void **state) {
     (void)state;
     struct ptxq_context h200 = fake_sm90(4800), h100 = fake_sm90(3350), c100 = h200;
@@ -211,23 +220,31 @@ static void test_plan_tc_ring(void **state) {
         int64_t M, K, L;
         int sf, s_off, pipelined, want; /* want: 1 the twin, 0 the plain tensor-core kernel, -1
                                            no twin (sm_100a plans CUDA-core kernels) */
+        int sl;                         /* plan_tc's row-major scale strides */
     } cs[] = {
-        {&h200, PTXQ_GEMV_NVFP4, 7168, 16384, 1, 0, 0, 0, 1},
-        {&h200, PTXQ_GEMV_MXFP4, 16384, 16384, 4, 0, 0, 0, 1},
-        {&h200, PTXQ_GEMV_NVFP4, 4096, 7168, 8, 1, 0, 0, 1},
-        {&h200, PTXQ_GEMV_MXFP4, 7168, 2048, 4, 0, 0, 0, 0},
-        {&h200, PTXQ_GEMV_NVFP4, 7168, 16384, 1, 0, 0, -1, 0},
-        {&h100, PTXQ_GEMV_NVFP4, 7168, 16384, 1, 0, 0, 0, 0},
-        {&h100, PTXQ_GEMV_MXFP4, 7168, 2048, 4, 0, 0, 2, 1},
-        {&h200, PTXQ_GEMV_NVFP4, 7168, 16384, 1, 0, 1, 2, 0},
-        {&h200, PTXQ_GEMV_NVFP4, 300, 2080, 2, 0, 0, 2, 0},
-        {&h200, PTXQ_GEMV_NVFP4, 300, 2080, 2, 1, 0, 2, 1},
-        {&c100, PTXQ_GEMV_NVFP4, 7168, 16384, 1, 0, 0, 0, -1},
+        {&h200, PTXQ_GEMV_NVFP4, 7168, 16384, 1, 0, 0, 0, 1, 0},
+        {&h200, PTXQ_GEMV_MXFP4, 16384, 16384, 4, 0, 0, 0, 1, 0},
+        {&h200, PTXQ_GEMV_NVFP4, 4096, 7168, 8, 1, 0, 0, 1, 0},
+        {&h200, PTXQ_GEMV_MXFP4, 7168, 2048, 4, 0, 0, 0, 0, 0},
+        {&h200, PTXQ_GEMV_NVFP4, 7168, 16384, 1, 0, 0, -1, 0, 0},
+        {&h100, PTXQ_GEMV_NVFP4, 7168, 16384, 1, 0, 0, 0, 0, 0},
+        {&h100, PTXQ_GEMV_MXFP4, 7168, 2048, 4, 0, 0, 2, 1, 0},
+        {&h200, PTXQ_GEMV_NVFP4, 7168, 16384, 1, 0, 1, 2, 0, 0},
+        {&h200, PTXQ_GEMV_NVFP4, 300, 2080, 2, 0, 0, 2, 0, 0},
+        {&h200, PTXQ_GEMV_NVFP4, 300, 2080, 2, 1, 0, 2, 1, 0},
+        {&c100, PTXQ_GEMV_NVFP4, 7168, 16384, 1, 0, 0, 0, -1, 0},
+        /* tc_ring_ok's branches: aligned control, K stride 2, 133-byte rows, batches 2 bytes
+         * off, a 128x4 base 2 bytes off */
+        {&h200, PTXQ_GEMV_NVFP4, 300, 2112, 2, 0, 0, 2, 1, 0},
+        {&h200, PTXQ_GEMV_NVFP4, 300, 2112, 2, 0, 0, 2, 0, 1},
+        {&h200, PTXQ_GEMV_NVFP4, 300, 2112, 2, 0, 0, 2, 0, 2},
+        {&h200, PTXQ_GEMV_MXFP4, 300, 2176, 2, 0, 0, 2, 0, 3},
+        {&h200, PTXQ_GEMV_NVFP4, 300, 2080, 2, 1, 2, 2, 0, 0},
     };
     for (size_t i = 0; i < sizeof cs / sizeof cs[0]; ++i) {
         ptxq_gemv_plan p;
         plan_tc(cs[i].ctx, cs[i].f, cs[i].M, cs[i].K, cs[i].L, cs[i].sf, (uint64_t)cs[i].s_off,
-                cs[i].pipelined, &p);
+                cs[i].pipelined, cs[i].sl, &p);
         const char *fn = cs[i].f == PTXQ_GEMV_NVFP4 ? "nvfp4" : "mxfp4";
         char want[48];
         snprintf(want, sizeof want, "gemv_%s_bf16_tc%s", fn, cs[i].want ? "r" : "");
@@ -460,6 +477,53 @@ static void test_sass_load_order(void **state) {
         assert_int_equal(lp.late, 0);
     }
     free(ks);
+}
+
+/* The ring twins' scale runs (gen/gemv.py, TC.cpsync): each 4-byte piece is copied by one lane
+ * and read by others, which the PTX memory model does not order without a warp barrier; the
+ * kernels rely on the SASS: after each DEPBAR (cp.async.wait_group) the window's two scale LDS
+ * (LDS.U16 NVFP4, LDS.U8 MXFP4) must come before any LDGSTS of its refill. Checks every sm_90a
+ * "..._tcr" cubin: each loop LDGSTS (those after the first DEPBAR) follows two scale LDS since
+ * the last DEPBAR. */
+static void test_sass_ring_order(void **state) {
+    (void)state;
+    if (sass_no_nvdisasm()) skip();
+    ptxq_kernel_info *ks;
+    int n = gemv_kernels(&ks), twins = 0, bad = 0;
+    for (int i = 0; i < n; ++i) {
+        const ptxq_kernel_info *k = &ks[i];
+        size_t nl = strlen(k->name);
+        if (nl < 4 || strcmp(k->name + nl - 4, "_tcr") || strcmp(k->target, "sm_90a")) continue;
+        char err[512] = "";
+        char *text = sass_disassemble(k->cubin, k->cubin_size, err, sizeof err);
+        if (!text) print_error("%s: %s\n", k->name, err);
+        assert_non_null(text);
+        int depbar = 0, lds = 0, checked = 0, early = 0;
+        for (const char *l = text; *l;) {
+            const char *e = strchr(l, '\n');
+            size_t len = e ? (size_t)(e - l) : strlen(l);
+            char line[256];
+            snprintf(line, sizeof line, "%.*s", (int)(len < 255 ? len : 255), l);
+            if (strstr(line, "DEPBAR.LE")) {
+                depbar = 1;
+                lds = 0;
+            } else if (strstr(line, "LDS.U16") || strstr(line, "LDS.U8")) {
+                ++lds;
+            } else if (strstr(line, "LDGSTS") && depbar) {
+                ++checked;
+                if (lds < 2) ++early;
+            }
+            l += len + (e ? 1 : 0);
+        }
+        free(text);
+        printf("[ INFO     ] %s: %d loop LDGSTS checked, %d before their window's scale LDS\n",
+               k->name, checked, early);
+        ++twins;
+        if (checked < 10 || early) ++bad;
+    }
+    free(ks);
+    assert_int_equal(twins, 4);
+    assert_int_equal(bad, 0);
 }
 
 static void test_sass(void **state) {
@@ -799,6 +863,7 @@ static void test_tc_windows(void **state) {
         c.scales = v == 1 ? 2 : 0;
         c.odd_scales = v == 3;
         c.globals = 1;
+        c.pipelined = -1; /* the plain kernel (spl), not its ring twin (test_tc_ring) */
         fails += run_one(c, 0);
     }
     assert_int_equal(fails, 0);
@@ -1686,6 +1751,7 @@ int main(void) {
         cmocka_unit_test(test_registry),
         cmocka_unit_test(test_sass),
         cmocka_unit_test(test_sass_load_order),
+        cmocka_unit_test(test_sass_ring_order),
         cmocka_unit_test(test_all_combinations),
         cmocka_unit_test(test_layouts),
         cmocka_unit_test(test_every_plan),
