@@ -1755,6 +1755,19 @@ class TC(GV):
         # schedules the loop differently, 4-16 more SASS lines): not yet timed (found by the
         # review of 2026-11-27, after the device time of that session was spent).
         self.cpsync = bool(int(p.get("cpsync", 0))) and self.cpr > 0
+        # experiment knob (GEMV_OPTS=cpown=1): the other cure, no barrier: each lane copies the
+        # 4-byte pieces of rows A's and B's runs that hold its own scale bytes into its own 8
+        # bytes of the slot (two 4-byte copies a lane instead of one, NVFP4 lanes t and t ^ 1
+        # copying the same piece; slot 1536 bytes, x at 1280), so that every lane reads back
+        # only what it copied. Not yet timed (written after the session's device time was
+        # spent). The review's per-lane interpreter of the PTX (2026-11-27, 704 configurations
+        # of the four twins: K to ~1.5k, k-warps 1-8, both scale layouts, tails, padded rows,
+        # x shared) read the same bytes as the plain kernels with it, and no byte another lane
+        # copied; a planted read offset was caught. Registers at .minnctapersm 4: 64, no
+        # spills, except NVFP4 x F16 with cpb (no .minnctapersm): 74.
+        self.cpown = bool(int(p.get("cpown", 0))) and self.cpr > 0
+        self.cpr_slot = CPR_SLOT + 128 if self.cpown else CPR_SLOT
+        self.cpr_xoff = 1280 if self.cpown else 1152
         self.sfence = bool(int(p.get("sfence", 1))) and self.spl
         # BF16 x: A decoded to consecutive pairs (spread_bf16), x's registers used as loaded;
         # GEMV_OPTS=bfp=0 keeps the split pairing (spread_bf16_split) and a prmt a register on x
@@ -2014,13 +2027,19 @@ class TC(GV):
         k(f"mad.lo.u32 {t}, %cstep, {j}, %c0")
         k(f"add.u32 {t}, {t}, 4")
         k(f"setp.le.u32 {p}, {t}, %a_nfull")
-        o = slot * CPR_SLOT
+        o = slot * self.cpr_slot
         for i, rr in enumerate(("A", "B")):
             k(f"@{p} cp.async.cg.shared.global.L2::cache_hint.L2::128B [%cpr_l+{o + 512 * i}], "
               f"[{self._ptrs[rr]}], 16, %pol_a;")
         ps = k.reg(".pred", "p_cprs")
-        k(f"and.pred {ps}, {p}, %p_cprsc")
-        k(f"@{ps} cp.async.ca.shared.global.L2::cache_hint [%cpr_sd+{o}], [%cpr_cs], 4, %pol_a;")
+        if self.cpown:
+            for i, src in enumerate(("%cpr_cs", "%cpr_cs2")):
+                k(f"@{p} cp.async.ca.shared.global.L2::cache_hint [%cpr_sd+{o + 4 * i}], [{src}], "
+                  "4, %pol_a;")
+        else:
+            k(f"and.pred {ps}, {p}, %p_cprsc")
+            k(f"@{ps} cp.async.ca.shared.global.L2::cache_hint [%cpr_sd+{o}], [%cpr_cs], 4, "
+              "%pol_a;")
         if self.cprx:
             k(f"and.pred {ps}, {p}, %p_xl")
             for i in range(2):
@@ -2029,6 +2048,8 @@ class TC(GV):
         k("cp.async.commit_group;")
         self.advance_ptrs(("A", "B", "x") if self.cprx else ("A", "B"))
         k("add.s64 %cpr_cs, %cpr_cs, %pi_ds")
+        if self.cpown:
+            k("add.s64 %cpr_cs2, %cpr_cs2, %pi_ds")
 
     def cpr_window(self, j, exit_test):
         """cpr: window c0 from slot j (exit_test: leave for WIN_DONE first if it is not whole),
@@ -2042,7 +2063,7 @@ class TC(GV):
         k(f"cp.async.wait_group {D - 1};")
         if self.cpsync:
             k("bar.warp.sync -1;")
-        o = j * CPR_SLOT
+        o = j * self.cpr_slot
         words = {}
         for i, rr in enumerate(("A", "B")):
             ws = [k.reg(".b32", f"w0{rr}{q}") for q in range(4)]
@@ -2051,7 +2072,8 @@ class TC(GV):
         sbr = {}
         for i, rr in enumerate(("A", "B")):
             r = k.reg(".b32", f"sb0{rr}0")
-            k(f"ld.shared.{'u16' if self.nv else 'u8'} {r}, [%cpr_sr+{o + 8 * i}];")
+            k(f"ld.shared.{'u16' if self.nv else 'u8'} {r}, "
+              f"[%cpr_sr+{o + (4 if self.cpown else 8) * i}];")
             sbr[rr] = [r]
         xin = None
         if self.cprx:
@@ -2087,7 +2109,49 @@ class TC(GV):
             k.reg(".b32", nm)
         t, t2 = k.reg(".b32", "t_cq"), k.reg(".b32", "t_cq2")
         k("mov.u32 %cpr_l, cprbuf")
-        k(f"mad.lo.u32 %cpr_l, %warp, {D * CPR_SLOT}, %cpr_l")
+        k(f"mad.lo.u32 %cpr_l, %warp, {D * self.cpr_slot}, %cpr_l")
+        if self.cpown:
+            self.cpown_setup()
+        else:
+            self.cpr_scale_setup()
+        if self.cprx:
+            k.comment(f"x through the ring too: x lane (g, t) copies and reads its 32 bytes at\n"
+                      f"{self.cpr_xoff} + 32 g (the window's 256 bytes of x, in order)")
+            k.reg(".b32", "cpr_xd")
+            k("mad.lo.u32 %cpr_xd, %g, 32, %cpr_l")
+            k(f"add.u32 %cpr_xd, %cpr_xd, {self.cpr_xoff}")
+        k("mad.lo.u32 %cpr_l, %lane, 16, %cpr_l")
+        for j in range(D):
+            self.cpr_issue(j, j)
+        self.cpr_loops()
+
+    def cpown_setup(self):
+        """cpown: lane l copies the 4-byte pieces of rows A's and B's runs that hold its scale
+        bytes to 1024 + 8 l and 1024 + 8 l + 4 of the slot and reads its bytes there."""
+        k = self.k
+        c, t = k.reg(".b32", "t_cqc"), k.reg(".b32", "t_cq")
+        k("mad.lo.u32 %cpr_sd, %lane, 8, %cpr_l")
+        k("add.u32 %cpr_sd, %cpr_sd, 1024")
+        if self.nv:
+            k(f"and.b32 {t}, %t4, 2")           # the piece: chunks c0 + 2 (t >> 1), + 1
+            k(f"add.u32 {c}, {t}, %c0")
+            k(f"and.b32 {t}, %t4, 1")
+            k(f"mad.lo.u32 %cpr_sr, {t}, 2, %cpr_sd")
+        else:
+            k(f"mov.u32 {c}, %c0")
+            k("add.u32 %cpr_sr, %cpr_sd, %t4")
+        ko = self.scale_index(self.chunk_k(c, "cq"), "cq_ko", "cq_tk")
+        k.reg(".b64", "cpr_cs")
+        k.reg(".b64", "cpr_cs2")
+        k(f"mad.wide.u32 %cpr_cs, {ko}, %a_unit, %sbaseA")
+        k(f"mad.wide.u32 %cpr_cs2, {ko}, %a_unit, %sbaseB")
+
+    def cpr_scale_setup(self):
+        """The scale copies as built: NVFP4 lane (g, t) copies 4 bytes of row (t >> 1)'s run
+        at 4 (t & 1); MXFP4 lanes t < 2 the 4 bytes of row t's run; the run of row r lies at
+        1024 + 16 g + 8 r of the slot (read by the four lanes of the row group)."""
+        k = self.k
+        t, t2 = k.reg(".b32", "t_cq"), k.reg(".b32", "t_cq2")
         k("mad.lo.u32 %cpr_sr, %g, 16, %cpr_l")
         k("add.u32 %cpr_sr, %cpr_sr, 1024")
         k.comment("scale copies: NVFP4 lane (g, t) 4 bytes of row (t >> 1)'s run at 4 (t & 1);\n"
@@ -2119,15 +2183,11 @@ class TC(GV):
             k(f"mad.lo.u32 %cpr_sr, %t4, 2, %cpr_sr")
         else:
             k(f"add.u32 %cpr_sr, %cpr_sr, %t4")
-        if self.cprx:
-            k.comment("x through the ring too: x lane (g, t) copies and reads its 32 bytes at\n"
-                      "1152 + 32 g (the window's 256 bytes of x, in order)")
-            k.reg(".b32", "cpr_xd")
-            k("mad.lo.u32 %cpr_xd, %g, 32, %cpr_l")
-            k("add.u32 %cpr_xd, %cpr_xd, 1152")
-        k("mad.lo.u32 %cpr_l, %lane, 16, %cpr_l")
-        for j in range(D):
-            self.cpr_issue(j, j)
+
+    def cpr_loops(self):
+        """The ring loops after the prologue's copies: cpb's blocks of D windows, then one
+        window at a time."""
+        k, D = self.k, self.cpr
         if self.cpb:
             # cpb (param ring_block; GEMV_OPTS=cpb=0/1): D windows a block with one exit test,
             # so that ptxas may interleave their work (the per-window exits end its basic
@@ -2644,7 +2704,7 @@ class TC(GV):
         if self.cpa:
             decl += f".shared .align 16 .b8 cpabuf[{WARPS * self.cpa * self.cpa_slot}];\n\n"
         if self.cpr:
-            decl += f".shared .align 16 .b8 cprbuf[{WARPS * self.cpr * CPR_SLOT}];\n\n"
+            decl += f".shared .align 16 .b8 cprbuf[{WARPS * self.cpr * self.cpr_slot}];\n\n"
         return text.replace(".visible .entry", decl + ".visible .entry", 1)
 
 
