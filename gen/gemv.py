@@ -2107,7 +2107,6 @@ class TC(GV):
         k.comment(f"---- cpr: {D} windows in flight a warp through shared memory (cp.async)")
         for nm in ("cpr_l", "cpr_sd", "cpr_sr"):
             k.reg(".b32", nm)
-        t, t2 = k.reg(".b32", "t_cq"), k.reg(".b32", "t_cq2")
         k("mov.u32 %cpr_l, cprbuf")
         k(f"mad.lo.u32 %cpr_l, %warp, {D * self.cpr_slot}, %cpr_l")
         if self.cpown:
