@@ -1541,8 +1541,9 @@ class GV:
 # and 2t + 1 read halves 0 and 1 into the same registers, and the 8 mma run as two chains, one
 # per half of A's chunk (compute_w, two register sets, stays behind GEMV_OPTS=x2=0).
 # NOTE (before the pipelined loop, spl): the window loads (8 rows x 64 bytes a warp instruction)
-# were read as what caps these kernels on the H200: a streaming harness with the same loads and no arithmetic reads at 60% of the copy, with 4
-# rows x 128 bytes an instruction at 82-88% (2026-11-26, bench/RESULTS.md). An A ring filled that
+# were read as what caps these kernels on the H200: a streaming harness with the same loads and
+# no arithmetic reads at 60% of the copy, with 4 rows x 128 bytes an instruction at 82-88%
+# (2026-11-26, bench/RESULTS.md). An A ring filled that
 # way by cp.async (72-78 registers) and an mma.sync path on the CUDA-core kernels' row loads (80-84
 # registers, 3 CTAs a SM) were both slower than these kernels (branch exp/gemv-mma-ring).
 TC_X = ("f16", "bf16")
@@ -1694,11 +1695,10 @@ class TC(GV):
         # slower: a prefetch instruction costs these kernels more than the loads it would hide
         self.apf = int(p.get("apf", 0)) if self.TU == 1 else 0
         self.apfs = bool(int(p.get("apfs", 0)))
-        # experiment knob (GEMV_OPTS=cpa=D): the window loop's A and scale bytes come through a
-        # per-warp shared-memory ring by cp.async, D windows in flight a warp without holding
-        # registers (U = 1; row-major scales whose row-window runs are 8-byte (NVFP4) / 4-byte
-        # (MXFP4) aligned: timing and checking only)
-        self.cpa = int(p.get("cpa", 0)) if self.TU == 1 else 0
+        # (the thirty-sixth session's cp.async ring, GEMV_OPTS=cpa=D, 5-25 points slower then:
+        # every address recomputed from the chunk index, the window's scale bytes in per-lane
+        # 8- or 4-byte copies, x still loaded in the window; its successor is cpr below, which
+        # the ring twins build)
         # pinc (sm_90a; GEMV_OPTS=pinc=0/1 overrides): the window loop walks running pointers
         # (A rows A and B, their scale bytes, x) stepped by constants instead of recomputing each
         # address from the chunk index: 157 -> 148 SASS instructions a window (NVFP4 x F16),
@@ -1715,7 +1715,7 @@ class TC(GV):
         # +1.0 to +3.0 ((16384,16384,4) 88.3-88.9 -> 90.0-90.9), MXFP4 x BF16 +0.4 to +2.5;
         # on (7168,2048,4), 4 windows a warp, NVFP4 -1.5 to +0.5, MXFP4 x BF16 +0.9 to +1.7.
         self.pinc = (bool(int(p.get("pinc", 1 if target == "sm_90a" else 0))) and self.TU == 1
-                     and self.x2 and not self.p.get("pk") and not self.xrot and not self.cpa)
+                     and self.x2 and not self.p.get("pk") and not self.xrot)
         self._ptrs = None
         # spl (with pinc; GEMV_OPTS=spl=0/1, sfence=0/1): the window loop software-pipelined
         # over two register sets (spl_loop), the next window's scale loads fenced ahead of this
@@ -1947,76 +1947,6 @@ class TC(GV):
         k(f"mul.wide.u32 %pi_ds, {kd}, %a_unit")
         self._ptrs = ptrs
 
-    def cpa_issue(self, j, slot):
-        """cpa: cp.async of window c0 + j * cstep (this lane's 16 bytes of rows A and B and the
-        row-window's scale run) into ring slot `slot` (a register), then commit (an empty group
-        where the window does not exist, so that wait_group counts stay uniform)."""
-        k = self.k
-        sb = 8 if self.nv else 4
-        c, cw, p = k.reg(".b32", "cpa_c"), k.reg(".b32", "cpa_cw"), k.reg(".pred", "p_cpa")
-        aa, sa = k.reg(".b64", "cpa_ga"), k.reg(".b32", "cpa_sa")
-        k(f"mad.lo.u32 {cw}, %cstep, {j}, %c0")
-        k(f"add.u32 {c}, {cw}, 4")
-        k(f"setp.le.u32 {p}, {c}, %a_nfull")
-        k(f"add.u32 {c}, {cw}, %t4")
-        ko = self.scale_index(self.chunk_k(cw, "cpa"), "cpa_ko", "cpa_tk")
-        for i, rr in enumerate(("A", "B")):
-            self.a_addr(aa, c, rr)
-            k(f"mad.lo.u32 {sa}, {slot}, {self.cpa_slot}, %cpa_lane")
-            k(f"@{p} cp.async.cg.shared.global.L2::128B [{sa}+{i * 512}], [{aa}], 16;")
-            k(f"mad.wide.u32 {aa}, {ko}, %a_unit, %sbase{rr}")
-            k(f"mad.lo.u32 {sa}, {slot}, {self.cpa_slot}, %cpa_lsc")
-            k(f"@{p} cp.async.ca.shared.global [{sa}+{i * 32 * sb}], [{aa}], {sb};")
-        k("cp.async.commit_group;")
-
-    def cpa_loop(self):
-        """cpa: the whole-window loop through the ring (see __init__)."""
-        k, D = self.k, self.cpa
-        sb = 8 if self.nv else 4
-        self.cpa_slot = 1024 + 64 * sb
-        k.comment(f"---- cpa: {D} windows in flight a warp through shared memory (cp.async)")
-        base, slot, t = k.reg(".b32", "cpa_base"), k.reg(".b32", "cpa_slotr"), k.reg(".b32", "t_cpa")
-        k("mov.u32 %cpa_base, cpabuf")
-        k(f"mad.lo.u32 {base}, %warp, {D * self.cpa_slot}, {base}")
-        k.reg(".b32", "cpa_lane")
-        k.reg(".b32", "cpa_lsc")
-        k(f"mad.lo.u32 %cpa_lane, %lane, 16, {base}")
-        k(f"add.u32 %cpa_lsc, {base}, 1024")
-        k(f"mad.lo.u32 %cpa_lsc, %lane, {sb}, %cpa_lsc")
-        for j in range(D):
-            k(f"mov.u32 {slot}, {j}")
-            self.cpa_issue(j, slot)
-        k(f"mov.u32 {slot}, 0")
-        k.label("WIN_LOOPC")
-        k("add.u32 %t_end, %c0, 4")
-        k("setp.gt.u32 %p_stop, %t_end, %a_nfull")
-        k("@%p_stop bra.uni WIN_DONE")
-        k(f"cp.async.wait_group {D - 1};")
-        sa = k.reg(".b32", "cpa_rd")
-        k(f"mad.lo.u32 {sa}, {slot}, {self.cpa_slot}, %cpa_lane")
-        words, sbr = {}, {}
-        for i, rr in enumerate(("A", "B")):
-            ws = [k.reg(".b32", f"w0{rr}{j}") for j in range(4)]
-            k(f"ld.shared.v4.b32 {{{', '.join(ws)}}}, [{sa}+{i * 512}];")
-            words[rr] = ws
-            # this lane's scale bytes in its copy of the run: chunk t's (NVFP4 2 at 2t, MX 1 at t)
-            so = k.reg(".b32", "cpa_so")
-            k(f"mad.lo.u32 {so}, {slot}, {self.cpa_slot}, %cpa_lsc")
-            k(f"mad.lo.u32 {so}, %t4, {2 if self.nv else 1}, {so}")
-            r = k.reg(".b32", f"sb0{rr}0")
-            k(f"ld.shared.{'u16' if self.nv else 'u8'} {r}, [{so}+{i * 32 * sb}];")
-            sbr[rr] = [r]
-        c = k.reg(".b32", "chunk0")
-        k("add.u32 %chunk0, %c0, %t4")
-        self.compute_w(c, words, sbr, False)
-        k.comment("refill this slot with window + D (its words are in registers and consumed)")
-        self.cpa_issue(D, slot)
-        k(f"add.u32 {slot}, {slot}, 1")
-        k(f"setp.eq.u32 %p_stop, {slot}, {D}")
-        k(f"selp.u32 {slot}, 0, {slot}, %p_stop")
-        k("add.u32 %c0, %c0, %cstep")
-        k("bra.uni WIN_LOOPC")
-
     def cpr_issue(self, j, slot):
         """cpr: this lane's cp.async of window c0 + j * cstep into slot `slot` (A's 16 bytes of
         rows A and B, its share of the two rows' scale runs, and on x lanes its 32 bytes of x),
@@ -2203,8 +2133,6 @@ class TC(GV):
         for j in range(D):
             self.cpr_window(j, True)
         k("bra.uni WIN_LOOPR")
-        k.label("WIN_DONE")
-        self._ptrs = None
 
     def ahead_prefetch(self):
         """apf: L2 prefetch of this lane's chunk apf windows on (rows A and B; apfs: and its
@@ -2406,7 +2334,7 @@ class TC(GV):
         k = self.k
         X = [k.reg(".b32", f"xx{j}") for j in range(8)]
         if xin:
-            pass
+            xa = None   # x came through the ring (cpr)
         elif self._ptrs:
             xa = self._ptrs["x"]
         else:
@@ -2505,16 +2433,13 @@ class TC(GV):
         if self.pinc:
             self.pinc_setup()
         copies = [""]
-        if self.nv and U == 1 and not self.cpa and not self.cpr:
+        if self.nv and U == 1 and not self.cpr:
             # NOTE: NVFP4 with FLAG_SPAIR takes a copy of the loop with one u16 scale load a row
             # instead of two byte loads (each a warp-wide request to 8 rows)
             copies = ["P", ""]
             t, p = k.reg(".b32", "t_sp"), k.reg(".pred", "p_spair")
             flag_test(k, FLAG_SPAIR, t, p, "eq")
             k(f"@{p} bra.uni WIN_LOOP")
-        if self.cpa:
-            self.cpa_loop()
-            copies = []
         if self.cpr:
             self.cpr_loop()
             copies = []
@@ -2543,8 +2468,10 @@ class TC(GV):
             if self.pinc:
                 self.advance_ptrs(("A", "B", "sA", "sB", "x"))
             k(f"bra.uni WIN_LOOP{cp}")
-        if not self.cpr:
-            k.label("WIN_DONE")
+        k.label("WIN_DONE")
+        if self.cpr:
+            # the ring's pointers run D windows ahead: the tail computes its addresses from c0
+            self._ptrs = None
         if self.xrot:
             k("mad.lo.u32 %c0, %xr_J, %cstep, %c0b")
         k.comment("---- tail: the window that reaches past the last whole chunk, if any")
@@ -2571,10 +2498,12 @@ class TC(GV):
         the next window's scale loads with a branch on a predicate that is never true (the
         flags' bit 31; taken, it would leave c0 on a window loaded but not computed and skip
         windows: src/gemv.c never sets that bit): the scale bytes (one DRAM request a row
-        each) then stay at the top, A's loads still sink part way. Fencing A's loads too took
-        70-74 registers in three of the four kernels (3 CTAs a SM) and lost 2.5-17.7 points of the copy there; making the
-        never-taken path read the scale bytes held them too, at -4.9 to +4.6 points (H200,
-        2026-11-27; bench/RESULTS.md, thirty-seventh session)."""
+        each) then stay at the top, A's loads still sink part way (SASS, thirty-eighth session:
+        to about 25 instructions before their use; the ring twins, cpr, hold them in shared
+        memory instead). Fencing A's loads too took 70-74 registers in three of the four
+        kernels (3 CTAs a SM) and lost 2.5-17.7 points of the copy there; making the never-taken
+        path read the scale bytes held them too, at -4.9 to +4.6 points (H200, 2026-11-27;
+        bench/RESULTS.md, thirty-seventh session)."""
         k, sp = self.k, cp == "P"
         k.label(f"WIN_LOOP{cp}")
         k.comment("spl: two register sets; A and scale pointers one window ahead of x")
@@ -2700,8 +2629,6 @@ class TC(GV):
         hdr = header(GENERATOR, k.name, "gemv", THREADS, 0, self.p)
         text = k.render(hdr, self.target, params, directives)
         decl = f".shared .align 16 .b8 red[{4 * WARPS * 16}];\n\n"
-        if self.cpa:
-            decl += f".shared .align 16 .b8 cpabuf[{WARPS * self.cpa * self.cpa_slot}];\n\n"
         if self.cpr:
             decl += f".shared .align 16 .b8 cprbuf[{WARPS * self.cpr * self.cpr_slot}];\n\n"
         return text.replace(".visible .entry", decl + ".visible .entry", 1)

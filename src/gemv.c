@@ -535,16 +535,17 @@ static int tc_ring_ok(const gemv_shape *s) {
  * rounds, % of the copy waiting: 0 to +6.5 points on (16384,16384,4), (4096,7168,8) and
  * (7168,16384,1) (14-16 windows a warp; NVFP4 x BF16 (7168,16384,1) 0 to +0.9), -2.4 to +0.6
  * on (7168,2048,4) (4 a warp); independent +1 to +6 on the first three. As built, the same
- * comparison: +0.8 to +5.8 waiting, +1.2 to +8.6 independent. H100, three
- * rounds: -3.8 to +2.8 on the K = 16384 shapes, -1.4 to +1.4 on (4096,7168,8), -1.4 to +4.5 on
- * (7168,2048,4): not taken below 4 TB/s (bench/RESULTS.md, thirty-eighth session). sm_90a only (elsewhere the twin is the plain
- * kernel); desc.pipelined = -1 keeps the plain one. */
+ * comparison: +0.8 to +5.8 waiting, +1.2 to +8.6 independent. H100, three rounds: -3.8 to
+ * +2.8 on the K = 16384 shapes, -1.4 to +1.4 on (4096,7168,8), -1.4 to +4.5 on (7168,2048,4):
+ * not taken below 4 TB/s (bench/RESULTS.md, thirty-eighth session). sm_90a only (elsewhere the
+ * twin is the plain kernel); desc.pipelined = -1 (or 1) keeps the plain one. The memo key
+ * (memo_plan) holds everything read here: tc_ring_ok as "ring", nfull, dram and target. */
 static void pick_tc_ring(const gemv_shape *s, const ptxq_gemv_desc *d, const char *target,
                          int dram, ptxq_gemv_plan *p) {
     if (p->rows_per_thread != 16 || strcmp(target, "sm_90a") || d->pipelined == -1 ||
         !tc_ring_ok(s))
         return;
-    int64_t windows = (int64_t)(s->args.nfull / 4) / (p->k_warps > 0 ? p->k_warps : 1);
+    int64_t windows = (int64_t)(s->args.nfull / 4) / p->k_warps; /* whole windows a warp */
     if (!(d->pipelined == 2 || (d->pipelined == 0 && dram >= 4000 && windows >= 8))) return;
     if (use_twin(p, target, "r")) p->pipelined = 3;
 }
