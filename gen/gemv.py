@@ -1561,10 +1561,10 @@ TC_X = ("f16", "bf16")
 # cp.async, D - 1 windows in flight while one is decoded, without registers (the pipelined loop,
 # spl, holds the next window in a second register set, and ptxas sinks those loads to the end of
 # the window before: SASS, 2026-11-27). Each lane reads back its own A and x bytes, and the
-# warp waits with cp.async.wait_group: no barrier, no mbarrier. The loop is unrolled D times so
-# that slots are immediate offsets. The scale runs must be K-contiguous and 4-byte aligned (a
-# 4-byte cp.async a lane), which src/gemv.c checks (tc_ring_ok) before it picks a twin. (A lane's
-# scale bytes are copied by another lane of its row group: see the NOTE at TC.cpsync.)
+# warp waits with cp.async.wait_group and bar.warp.sync (TC.cpsync): no mbarrier. The loop is
+# unrolled D times so that slots are immediate offsets. The scale runs must be K-contiguous and
+# 4-byte aligned (a 4-byte cp.async a lane), which src/gemv.c checks (tc_ring_ok) before it picks
+# a twin. (A lane's scale bytes are copied by another lane of its row group, hence the barrier.)
 # H200, 2026-11-27, against the spl kernels in one process, two rounds, % of the copy, waiting:
 # NVFP4 x BF16 (16384,16384,4) 90.5-90.6 -> 95.5-96.0, (4096,7168,8) 85.0-85.2 -> 85.5-87.1,
 # (7168,16384,1) 72.8-72.9 -> 72.8-73.7, (7168,2048,4) 63.0-63.2 -> 62.9-63.6; F16 x and MXFP4
@@ -1747,27 +1747,17 @@ class TC(GV):
         # read (NVFP4: lane (g, t) copies bytes 4 (t & 1) .. + 3 of row t >> 1's run, which
         # lanes 2 (t & 1) and 2 (t & 1) + 1 read; MXFP4: lanes t < 2 copy, all four read), and
         # the refill overwrites them. cp.async.wait_group makes only the executing thread's
-        # copies visible in the PTX memory model; these kernels rely on the SASS instead: the
-        # warp is converged (every branch .uni), DEPBAR waits for the whole warp's LDGSTS, and
-        # each window's scale LDS come before its refill's LDGSTS. test_gemv's
-        # test_sass_ring_order checks that order in every built twin. GEMV_OPTS=cpsync=1 adds
-        # bar.warp.sync after the wait and before the refill (memory-model clean; ptxas then
-        # schedules the loop differently, 4-16 more SASS lines): not yet timed (found by the
-        # review of 2026-11-27, after the device time of that session was spent).
-        self.cpsync = bool(int(p.get("cpsync", 0))) and self.cpr > 0
-        # experiment knob (GEMV_OPTS=cpown=1): the other cure, no barrier: each lane copies the
-        # 4-byte pieces of rows A's and B's runs that hold its own scale bytes into its own 8
-        # bytes of the slot (two 4-byte copies a lane instead of one, NVFP4 lanes t and t ^ 1
-        # copying the same piece; slot 1536 bytes, x at 1280), so that every lane reads back
-        # only what it copied. Not yet timed (written after the session's device time was
-        # spent). The review's per-lane interpreter of the PTX (2026-11-27, 704 configurations
-        # of the four twins: K to ~1.5k, k-warps 1-8, both scale layouts, tails, padded rows,
-        # x shared) read the same bytes as the plain kernels with it, and no byte another lane
-        # copied; a planted read offset was caught. Registers at .minnctapersm 4: 64, no
-        # spills, except NVFP4 x F16 with cpb (no .minnctapersm): 74.
-        self.cpown = bool(int(p.get("cpown", 0))) and self.cpr > 0
-        self.cpr_slot = CPR_SLOT + 128 if self.cpown else CPR_SLOT
-        self.cpr_xoff = 1280 if self.cpown else 1152
+        # copies visible in the PTX memory model, so cpsync (on by default) puts bar.warp.sync
+        # after each window's wait (its copies, every lane's, before its reads) and before its
+        # refill (every lane's reads before the overwrite). H200, 2026-11-27, two rounds
+        # against the twins without it (which relied on the SASS order alone): -0.7 points of
+        # the copy on average over the 32 rows (4 twins x 4 shapes x waiting / independent),
+        # -2.2 to +0.4. The other cure, each lane copying the pieces that hold its own scale
+        # bytes (two 4-byte copies a lane, 1536-byte slots), was slower: -0.4 to -6 points on
+        # NVFP4 and -29 to -31 on MXFP4's K = 16384 rows; removed. GEMV_OPTS=cpsync=0 drops the
+        # barrier (timing only). test_gemv's test_sass_ring_order checks that each window's
+        # scale LDS still come before its refill's LDGSTS in every built twin.
+        self.cpsync = bool(int(p.get("cpsync", 1))) and self.cpr > 0
         self.sfence = bool(int(p.get("sfence", 1))) and self.spl
         # BF16 x: A decoded to consecutive pairs (spread_bf16), x's registers used as loaded;
         # GEMV_OPTS=bfp=0 keeps the split pairing (spread_bf16_split) and a prmt a register on x
@@ -1957,19 +1947,14 @@ class TC(GV):
         k(f"mad.lo.u32 {t}, %cstep, {j}, %c0")
         k(f"add.u32 {t}, {t}, 4")
         k(f"setp.le.u32 {p}, {t}, %a_nfull")
-        o = slot * self.cpr_slot
+        o = slot * CPR_SLOT
         for i, rr in enumerate(("A", "B")):
             k(f"@{p} cp.async.cg.shared.global.L2::cache_hint.L2::128B [%cpr_l+{o + 512 * i}], "
               f"[{self._ptrs[rr]}], 16, %pol_a;")
         ps = k.reg(".pred", "p_cprs")
-        if self.cpown:
-            for i, src in enumerate(("%cpr_cs", "%cpr_cs2")):
-                k(f"@{p} cp.async.ca.shared.global.L2::cache_hint [%cpr_sd+{o + 4 * i}], [{src}], "
-                  "4, %pol_a;")
-        else:
-            k(f"and.pred {ps}, {p}, %p_cprsc")
-            k(f"@{ps} cp.async.ca.shared.global.L2::cache_hint [%cpr_sd+{o}], [%cpr_cs], 4, "
-              "%pol_a;")
+        k(f"and.pred {ps}, {p}, %p_cprsc")
+        k(f"@{ps} cp.async.ca.shared.global.L2::cache_hint [%cpr_sd+{o}], [%cpr_cs], 4, "
+          "%pol_a;")
         if self.cprx:
             k(f"and.pred {ps}, {p}, %p_xl")
             for i in range(2):
@@ -1978,8 +1963,6 @@ class TC(GV):
         k("cp.async.commit_group;")
         self.advance_ptrs(("A", "B", "x") if self.cprx else ("A", "B"))
         k("add.s64 %cpr_cs, %cpr_cs, %pi_ds")
-        if self.cpown:
-            k("add.s64 %cpr_cs2, %cpr_cs2, %pi_ds")
 
     def cpr_window(self, j, exit_test):
         """cpr: window c0 from slot j (exit_test: leave for WIN_DONE first if it is not whole),
@@ -1993,7 +1976,7 @@ class TC(GV):
         k(f"cp.async.wait_group {D - 1};")
         if self.cpsync:
             k("bar.warp.sync -1;")
-        o = j * self.cpr_slot
+        o = j * CPR_SLOT
         words = {}
         for i, rr in enumerate(("A", "B")):
             ws = [k.reg(".b32", f"w0{rr}{q}") for q in range(4)]
@@ -2003,7 +1986,7 @@ class TC(GV):
         for i, rr in enumerate(("A", "B")):
             r = k.reg(".b32", f"sb0{rr}0")
             k(f"ld.shared.{'u16' if self.nv else 'u8'} {r}, "
-              f"[%cpr_sr+{o + (4 if self.cpown else 8) * i}];")
+              f"[%cpr_sr+{o + 8 * i}];")
             sbr[rr] = [r]
         xin = None
         if self.cprx:
@@ -2038,42 +2021,18 @@ class TC(GV):
         for nm in ("cpr_l", "cpr_sd", "cpr_sr"):
             k.reg(".b32", nm)
         k("mov.u32 %cpr_l, cprbuf")
-        k(f"mad.lo.u32 %cpr_l, %warp, {D * self.cpr_slot}, %cpr_l")
-        if self.cpown:
-            self.cpown_setup()
-        else:
-            self.cpr_scale_setup()
+        k(f"mad.lo.u32 %cpr_l, %warp, {D * CPR_SLOT}, %cpr_l")
+        self.cpr_scale_setup()
         if self.cprx:
             k.comment(f"x through the ring too: x lane (g, t) copies and reads its 32 bytes at\n"
-                      f"{self.cpr_xoff} + 32 g (the window's 256 bytes of x, in order)")
+                      "1152 + 32 g (the window's 256 bytes of x, in order)")
             k.reg(".b32", "cpr_xd")
             k("mad.lo.u32 %cpr_xd, %g, 32, %cpr_l")
-            k(f"add.u32 %cpr_xd, %cpr_xd, {self.cpr_xoff}")
+            k("add.u32 %cpr_xd, %cpr_xd, 1152")
         k("mad.lo.u32 %cpr_l, %lane, 16, %cpr_l")
         for j in range(D):
             self.cpr_issue(j, j)
         self.cpr_loops()
-
-    def cpown_setup(self):
-        """cpown: lane l copies the 4-byte pieces of rows A's and B's runs that hold its scale
-        bytes to 1024 + 8 l and 1024 + 8 l + 4 of the slot and reads its bytes there."""
-        k = self.k
-        c, t = k.reg(".b32", "t_cqc"), k.reg(".b32", "t_cq")
-        k("mad.lo.u32 %cpr_sd, %lane, 8, %cpr_l")
-        k("add.u32 %cpr_sd, %cpr_sd, 1024")
-        if self.nv:
-            k(f"and.b32 {t}, %t4, 2")           # the piece: chunks c0 + 2 (t >> 1), + 1
-            k(f"add.u32 {c}, {t}, %c0")
-            k(f"and.b32 {t}, %t4, 1")
-            k(f"mad.lo.u32 %cpr_sr, {t}, 2, %cpr_sd")
-        else:
-            k(f"mov.u32 {c}, %c0")
-            k("add.u32 %cpr_sr, %cpr_sd, %t4")
-        ko = self.scale_index(self.chunk_k(c, "cq"), "cq_ko", "cq_tk")
-        k.reg(".b64", "cpr_cs")
-        k.reg(".b64", "cpr_cs2")
-        k(f"mad.wide.u32 %cpr_cs, {ko}, %a_unit, %sbaseA")
-        k(f"mad.wide.u32 %cpr_cs2, {ko}, %a_unit, %sbaseB")
 
     def cpr_scale_setup(self):
         """The scale copies as built: NVFP4 lane (g, t) copies 4 bytes of row (t >> 1)'s run
@@ -2630,7 +2589,7 @@ class TC(GV):
         text = k.render(hdr, self.target, params, directives)
         decl = f".shared .align 16 .b8 red[{4 * WARPS * 16}];\n\n"
         if self.cpr:
-            decl += f".shared .align 16 .b8 cprbuf[{WARPS * self.cpr * self.cpr_slot}];\n\n"
+            decl += f".shared .align 16 .b8 cprbuf[{WARPS * self.cpr * CPR_SLOT}];\n\n"
         return text.replace(".visible .entry", decl + ".visible .entry", 1)
 
 

@@ -480,8 +480,9 @@ static void test_sass_load_order(void **state) {
 }
 
 /* The ring twins' scale runs (gen/gemv.py, TC.cpsync): each 4-byte piece is copied by one lane
- * and read by others, which the PTX memory model does not order without a warp barrier; the
- * kernels rely on the SASS: after each DEPBAR (cp.async.wait_group) the window's two scale LDS
+ * and read by others, which the PTX orders with bar.warp.sync after each wait and before each
+ * refill (ptxas turns them into NOPs in the converged warp and schedules around them). What the
+ * hardware needs of the SASS: after each DEPBAR (cp.async.wait_group) the window's two scale LDS
  * (LDS.U16 NVFP4, LDS.U8 MXFP4) must come before any LDGSTS of its refill. Checks every sm_90a
  * "..._tcr" cubin: each loop LDGSTS (those after the first DEPBAR) follows two scale LDS since
  * the last DEPBAR. */
@@ -923,6 +924,50 @@ static void test_tc_ring(void **state) {
     printf("[ INFO     ] %d of 192 runs took a ring twin\n", twin);
     assert_int_equal(fails, 0);
     assert_int_equal(twin, 64);
+}
+
+/* The ring twins on the edges test_tc_ring leaves out: x shared by every batch, padded A rows,
+ * L = 1, and M below one 16-row group or ragged past it (rows past M are masked lanes of the
+ * mma, which still copy their ring slots). Every run asks for a twin (desc.pipelined 2) and every
+ * one must get it: these layouts all pass tc_ring_ok. */
+static void test_tc_ring_edges(void **state) {
+    (void)state;
+    if (no_gpu()) skip();
+    if (strcmp(g_test.dev.info.target, "sm_90a")) {
+        printf("[ SKIPPED  ] test_tc_ring_edges: the ring twins run on sm_90a only; this GPU is "
+               "%s\n", g_test.dev.info.target);
+        skip();
+    }
+    /* M, L, x shared, A pad (elements), k_warps */
+    static const int64_t e[6][5] = {{300, 3, 1, 0, 1}, {300, 2, 0, 32, 2}, {300, 1, 0, 0, 4},
+                                    {5, 2, 0, 0, 1},   {13, 1, 1, 64, 1}, {37, 3, 0, 32, 8}};
+    int fails = 0, twin = 0, runs = 0;
+    for (int i = 0; i < 24; ++i) {
+        gemv_case c;
+        memset(&c, 0, sizeof c);
+        int f = i % 2;
+        const int64_t *r = e[(i / 4) % 6];
+        c.format = f ? PTXQ_GEMV_MXFP4 : PTXQ_GEMV_NVFP4;
+        c.x = (i / 2) % 2 ? PTXQ_F16 : PTXQ_BF16;
+        c.y = k_y[i % 3];
+        c.M = r[0];
+        c.L = r[1];
+        c.x_shared = (int)r[2];
+        c.a_pad = r[3];
+        c.k_warps = (int)r[4];
+        c.rows_per_thread = 16;
+        c.K = f ? 2176 : 2112; /* 68 / 66 chunks: whole windows and a tail */
+        c.scales = (i / 8) % 2 ? 2 : 0;
+        c.globals = 1;
+        c.pipelined = 2;
+        gemv_result res;
+        fails += run_case(c, 0, &res, wrong_tc_ring);
+        twin += res.plan.pipelined == 3;
+        ++runs;
+    }
+    printf("[ INFO     ] %d of %d runs took a ring twin\n", twin, runs);
+    assert_int_equal(fails, 0);
+    assert_int_equal(twin, runs);
 }
 
 /* One shape with row-major, then 128x4, then row-major A scales on the same thread: the plan memo
@@ -1766,6 +1811,7 @@ int main(void) {
         cmocka_unit_test(test_sf128_memo),
         cmocka_unit_test(test_tc_windows),
         cmocka_unit_test(test_tc_ring),
+        cmocka_unit_test(test_tc_ring_edges),
         cmocka_unit_test(test_bad_inputs_untouched),
         cmocka_unit_test(test_pdl_chain),
         cmocka_unit_test(test_graph_a_written),
