@@ -1753,10 +1753,10 @@ class TC(GV):
         # against the twins without it (which relied on the SASS order alone): -0.7 points of
         # the copy on average over the 32 rows (4 twins x 4 shapes x waiting / independent),
         # -2.2 to +0.4. The other cure, each lane copying the pieces that hold its own scale
-        # bytes (two 4-byte copies a lane, 1536-byte slots), was slower: -0.4 to -6 points on
-        # NVFP4 and -29 to -31 on MXFP4's K = 16384 rows; removed. GEMV_OPTS=cpsync=0 drops the
-        # barrier (timing only). test_gemv's test_sass_ring_order checks that each window's
-        # scale LDS still come before its refill's LDGSTS in every built twin.
+        # bytes (two 4-byte copies a lane, 1536-byte slots), was slower: NVFP4 -3.5 to -6.9
+        # points on the K = 16384 shapes, MXFP4 -20 to -33 there; removed. GEMV_OPTS=cpsync=0
+        # drops the barrier (timing only). test_gemv's test_sass_ring_order checks that each
+        # window's scale LDS still come before its refill's LDGSTS in every built twin.
         self.cpsync = bool(int(p.get("cpsync", 1))) and self.cpr > 0
         self.sfence = bool(int(p.get("sfence", 1))) and self.spl
         # BF16 x: A decoded to consecutive pairs (spread_bf16), x's registers used as loaded;
