@@ -1505,9 +1505,11 @@ class GV:
         k("ret")
         params = [f".param .align 8 .b8 args[{self.argsize}]"]
         directives = [f".maxntid {THREADS}, 1, 1"]
-        if self.bulk:
-            # 64 registers (4 CTAs per SM, as the plain kernels) instead of 80 for R = 4: no spills
-            directives.append(".minnctapersm 4")
+        minct = self.p.get("minct", 4 if self.bulk else 0)
+        if minct:
+            # bulk: 64 registers (4 CTAs per SM, as the plain kernels) instead of 80 for R = 4:
+            # no spills. Experiment knob (GEMV_OPTS=minct=N): .minnctapersm N on any kernel
+            directives.append(f".minnctapersm {int(minct)}")
         hdr = header(GENERATOR, k.name, "gemv", THREADS, 0, self.p)
         text = k.render(hdr, self.target, params, directives)
         # the reduction buffer: one f32 per (warp, row)
@@ -2583,7 +2585,12 @@ class TC(GV):
         # and spills 8 bytes with it
         minct = self.p.get("minct", 4 if self.cpr and not self.cpb else 0)
         if minct:
-            # experiment knob (GEMV_OPTS=minct=N): .minnctapersm N, registers capped to fit
+            # experiment knob (GEMV_OPTS=minct=N): .minnctapersm N, registers capped to fit.
+            # N = 5 on the twins (48 registers, 5 CTAs a SM; ptxas spills 56 bytes, all outside
+            # the window loop, which grows 184 -> 196 SASS lines a window, NVFP4 x BF16): H200,
+            # 2026-11-27, two rounds, -1.5 to -11 points of the copy on every twin row, -12 to
+            # -14 on (7168,16384,1) waiting; each warp's instruction stream, not the CTAs a SM,
+            # bounds these kernels
             directives.append(f".minnctapersm {int(minct)}")
         hdr = header(GENERATOR, k.name, "gemv", THREADS, 0, self.p)
         text = k.render(hdr, self.target, params, directives)
