@@ -1525,8 +1525,9 @@ class GV:
 # ---- the tensor-core kernels ("..._tc": FP4 A x F16 or BF16 x, sm_90a) ----------------------
 # A warp takes 16 rows (lane (g, t) = (lane / 4, lane % 4) holds rows g and g + 8) and walks K in
 # windows of 4 chunks (128 elements, 64 bytes a row): lane t reads its rows' chunk 4w + t. Each
-# 16-byte chunk is decoded E2M1 -> E4M3 (a bit spread: the value times 2^-6, exact) -> f16x2
-# (cvt), consecutive elements (2j, 2j + 1) in one register, and fed as the A operand of 8
+# 16-byte chunk is decoded to f16x2 (sm_90a: spread_f16, bit moves, the value times 2^-14;
+# elsewhere spread_e4m3: E2M1 -> E4M3 by bit moves, the value times 2^-6, then cvt; both exact),
+# consecutive elements (2j, 2j + 1) in one register, and fed as the A operand of 8
 # mma.sync.m16n8k16 f16 x f16 -> f32 steps: step s takes elements (2s, 2s + 1) of the chunk's
 # first half as a0 / a1 (rows g / g + 8) and of its second half as a2 / a3.
 # NOTE: the B operand is x masked per scale block, so that the block sums come back in separate
@@ -1616,6 +1617,25 @@ def spread_e4m3(k, w, tag):
             o = k.reg(".b32", f"{tag}f{len(out)}")
             k(f"cvt.rn.f16x2.e4m3x2 {o}, {b}")
             out.append(o)
+    return out
+
+
+def spread_f16(k, w, tag):
+    """One word of 8 E2M1 codes -> 4 f16x2, consecutive pairs (2i, 2i + 1), of value * 2^-14,
+    exact, 13 instructions a word and no conversion: spread_bf16's prmt lays each code of pair
+    i in the high nibble of a 16-bit half's low byte with its sign replicated over the byte
+    above; a shift by 5 puts the code's e1 e0 m at f16 bits 11 10 9 (exponent field e, mantissa
+    m << 9) and a copy of its sign at bit 15, and the mask drops the rest. The subnormal code
+    lands on f16's subnormal 2^-15 (the mma takes f16 subnormals as they are)."""
+    w4 = k.reg(".b32", "t_fw4")
+    k(f"shl.b32 {w4}, {w}, 4")
+    out = []
+    for i in range(4):
+        o = k.reg(".b32", f"{tag}f{i}")
+        k(f"prmt.b32 {o}, {w}, {w4}, 0x{bf16_pair_selector(i):04X}")
+        k(f"shl.b32 {o}, {o}, 5")
+        k(f"and.b32 {o}, {o}, 0x8E008E00")
+        out.append(o)
     return out
 
 
@@ -1772,6 +1792,19 @@ class TC(GV):
         # 71.4-71.7 -> 73.5-73.9), MXFP4 x BF16 +1.1 to +5.9 ((7168,16384,1) waiting 60.4-60.6
         # -> 65.9-67.0)
         self.bfp = bool(int(p.get("bfp", 1)))
+        # f16d (sm_90a; GEMV_OPTS=f16d=0/1 overrides): F16 x with A decoded by spread_f16
+        # (prmt, shift, mask: value * 2^-14) instead of spread_e4m3 (E4M3 bytes widened by
+        # cvt.rn.f16x2.e4m3x2, 4 F2FP a word). The same 13 instructions a word, but F2FP runs
+        # on a narrow conversion pipe, and with 32 a window a warp it was what held the F16
+        # kernels back (the BF16 decode, 17 a word without F2FP, ran faster). H200,
+        # 2026-11-27, two rounds, in one process against the cvt decode (call f): NVFP4 x F16
+        # twin waiting 71.3-71.6 -> 78.6-79.2 / 85.9-86.5 -> 89.7-90.4 / 94.0 -> 98.7-99.5 on
+        # (7168,16384,1) / (4096,7168,8) / (16384,16384,4), independent 97.3-98.0 -> 104.8-
+        # 106.3; MXFP4 x F16 twin 66.6 -> 71.5-71.7 / 80.0 -> 86.8-87.0 / 88.3 -> 96.8; the
+        # plain kernels +1 to +9 (NVFP4 (7168,2048,4) 64.1 -> 65.0-65.6). test_gemv and
+        # `check gemv` passed with it (the mma takes the subnormal code's f16 2^-15 as it is).
+        # sm_100a / sm_120a keep spread_e4m3 (not measured there: no such GPU here)
+        self.f16d = self.xt == "f16" and bool(int(p.get("f16d", target == "sm_90a")))
         # BF16 x with the consecutive-pair decode lets ptxas sink a scale load below the first
         # mma as F16 x did; sdep holds it (u = 1). H200, 2026-11-27, three rounds, NVFP4 x BF16
         # u = 1: +0.4 to +4.5 points of the copy on all eight rows with it, against without;
@@ -2254,7 +2287,7 @@ class TC(GV):
         pairs: h[row][word][pair]."""
         k = self.k
         sc = {rr: self.scales(sb[rr], f"s{rr}") for rr in ("A", "B")}
-        spread = spread_e4m3
+        spread = spread_f16 if self.f16d else spread_e4m3
         if self.xt == "bf16":
             spread = spread_bf16 if self.bfp else spread_bf16_split
         if self.p.get("nodecode"):
@@ -2504,11 +2537,12 @@ class TC(GV):
             k(f"bra.uni WIN_DONE")
 
     def out_scale(self):
-        """%oscale = 2^6 (the decode's E4M3 scaling, exact) times the per-tensor scales."""
+        """%oscale = the decode's scaling undone (exact) times the per-tensor scales."""
         k = self.k
         k.reg(".f32", "oscale")
-        # f16: the decode's E4M3 values are A's times 2^-6; bf16: exact
-        k(f"mov.f32 %oscale, {'0f3F800000' if self.xt == 'bf16' else '0f42800000'}")
+        # f16: spread_f16's values are A's times 2^-14, spread_e4m3's times 2^-6; bf16: exact
+        one = "0f46800000" if self.f16d else "0f42800000"
+        k(f"mov.f32 %oscale, {'0f3F800000' if self.xt == 'bf16' else one}")
         mul_globals(k, "%oscale", k.reg(".pred", "p_g"))
 
     def store(self, s, row, lab):
