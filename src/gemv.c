@@ -34,8 +34,9 @@
  * hackathon shapes (the next kernel's CTAs are resident and set up when the previous one ends).
  * NVFP4 x NVFP4 takes its software-pipelined twin and its bulk-copy ring only when asked
  * (pipe_auto, bulk_auto), the tensor-core kernels their cp.async ring twins on >= 4 TB/s GPUs
- * where warps walk >= 8 windows (pick_tc_ring), and every format with x in A's format a 1-trip L2
- * prefetch up to 8 waves (prefetch_depth): each was measured. */
+ * where warps walk >= 8 windows and below that on grids past one wave (pick_tc_ring), and every
+ * format with x in A's format a 1-trip L2 prefetch up to 8 waves (prefetch_depth): each was
+ * measured. */
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -529,25 +530,37 @@ static int tc_ring_ok(const gemv_shape *s) {
     return g->ks1 == 1 && g->as % 4 == 0 && g->as_m % 4 == 0 && g->as_l % 4 == 0;
 }
 
+/* Resident CTAs on the whole GPU for plan p: one wave of its grid. */
+static int64_t wave_ctas(const ptxq_gemv_plan *p, int sms) {
+    return (int64_t)(sms > 0 ? sms : 1) * (p->ctas_per_sm > 0 ? p->ctas_per_sm : 1);
+}
+
 /* The tensor-core plans (rows 16) take the ring twin where tc_ring_ok allows it and asked
- * (desc.pipelined = 2) or chosen: on GPUs with 4 TB/s of DRAM or more, where a warp walks at
- * least 8 whole windows. H200, 2026-11-27, against the plain kernels (spl) in one process, two
- * rounds, % of the copy waiting: 0 to +6.5 points on (16384,16384,4), (4096,7168,8) and
- * (7168,16384,1) (14-16 windows a warp; NVFP4 x BF16 (7168,16384,1) 0 to +0.9), -2.4 to +0.6
- * on (7168,2048,4) (4 a warp); independent +1 to +6 on the first three. As built, the same
- * comparison: +0.8 to +5.8 waiting, +1.2 to +8.6 independent. H100, three rounds: -3.8 to
- * +2.8 on the K = 16384 shapes, -1.4 to +1.4 on (4096,7168,8), -1.4 to +4.5 on (7168,2048,4):
- * not taken below 4 TB/s (bench/RESULTS.md, thirty-eighth session). sm_90a only (elsewhere the
- * twin is the plain kernel); desc.pipelined = -1 (or 1) keeps the plain one. The memo key
- * (memo_plan) holds everything read here: tc_ring_ok as "ring", nfull, dram and target. */
+ * (desc.pipelined = 2) or chosen (desc.pipelined = 0):
+ * - on GPUs with 4 TB/s of DRAM or more where a warp walks at least 8 whole windows. H200,
+ *   2026-11-27, as built against the plain kernels in one process, two rounds, % of the copy
+ *   waiting: +0.6 to +6.2 points on (16384,16384,4), (4096,7168,8) and (7168,16384,1) (14-16
+ *   windows a warp), independent +1.3 to +7.5; forced on (7168,2048,4) (4 a warp) -2.4 to +1.8
+ *   over two sessions (bench/RESULTS.md, thirty-eighth and thirty-ninth sessions);
+ * - below 4 TB/s where the grid is more than one wave and a warp walks at least 4 windows. H100,
+ *   2026-11-27 (F16 x decoded by bit moves), two to four rounds: waiting +1.6 to +4.6 on
+ *   (7168,2048,4), -0.2 to +2.9 on (4096,7168,8), +1.6 to +2.0 on (16384,16384,4), but -1.8 to
+ *   -4.6 on (7168,16384,1), whose 448 CTAs are one wave of 528 (BF16 and F16 x, NVFP4 and
+ *   MXFP4; thirty-ninth session).
+ * sm_90a only (elsewhere the twin is the plain kernel); desc.pipelined = -1 (or 1) keeps the
+ * plain one. The memo key (memo_plan) holds everything read here: tc_ring_ok as "ring", nfull,
+ * M and L (the grid), sms, dram and target. */
 static void pick_tc_ring(const gemv_shape *s, const ptxq_gemv_desc *d, const char *target,
-                         int dram, ptxq_gemv_plan *p) {
+                         int sms, int dram, ptxq_gemv_plan *p) {
     if (p->rows_per_thread != 16 || strcmp(target, "sm_90a") || d->pipelined == -1 ||
         !tc_ring_ok(s))
         return;
     int64_t windows = (int64_t)(s->args.nfull / 4) / p->k_warps; /* whole windows a warp */
-    if (!(d->pipelined == 2 || (d->pipelined == 0 && dram >= 4000 && windows >= 8))) return;
-    if (use_twin(p, target, "r")) p->pipelined = 3;
+    int want = d->pipelined == 2;
+    if (d->pipelined == 0)
+        want = dram >= 4000 ? windows >= 8
+                            : windows >= 4 && (int64_t)p->grid > wave_ctas(p, sms);
+    if (want && use_twin(p, target, "r")) p->pipelined = 3;
 }
 
 /* NVFP4 x NVFP4 plain plans with rows 32 apart and the scale vector aligned (FLAG_SVEC, set by
@@ -599,17 +612,12 @@ static int memo_plan(const gemv_shape *s, const ptxq_gemv_desc *d, const char *t
     int st = choose_plan(s, d, target, sms, dram, p);
     if (st) return st;
     pick_twin(s, d, target, p);
-    pick_tc_ring(s, d, target, dram, p);
+    pick_tc_ring(s, d, target, sms, dram, p);
     plan_memo *m = &g_memo[g_memo_next];
     g_memo_next = (g_memo_next + 1) % PLAN_MEMO;
     *m = (plan_memo){target, sms, dram, s->fmt, s->xk, d->rows_per_thread, d->k_warps, d->pipelined, ring,
                      sf128, s->M, s->L, s->nch, s->args.nfull, *p};
     return PTXQ_OK;
-}
-
-/* Resident CTAs on the whole GPU for plan p: one wave of its grid. */
-static int64_t wave_ctas(const ptxq_gemv_plan *p, int sms) {
-    return (int64_t)(sms > 0 ? sms : 1) * (p->ctas_per_sm > 0 ? p->ctas_per_sm : 1);
 }
 
 /* PTXQ_GEMV_PREFETCH (an experiment knob: the automatic prefetch depth forced), -1 if unset;
