@@ -1574,8 +1574,10 @@ TC_X = ("f16", "bf16")
 # +1.6 to +6.5 on the three shapes with 14-16 windows a warp, -2.4 to +0.6 on (7168,2048,4) (4
 # a warp); independent +1 to +6 on the first three. H100, three rounds: NVFP4 +1.0 to +2.8 on
 # (16384,16384,4) and +0.8 to +4.5 on (7168,2048,4), but -2.4 to -3.8 on (7168,16384,1), MXFP4 x
-# F16 -2.1 to -3.7 on (16384,16384,4): the runtime takes the twins on >= 4 TB/s GPUs only,
-# where warps walk at least 8 whole windows (bench/RESULTS.md, thirty-eighth session). Depth: 2,
+# F16 -2.1 to -3.7 on (16384,16384,4) (thirty-eighth session). Since the thirty-ninth (F16 x
+# decoded by bit moves, more rounds on both GPUs) the runtime takes the twins where warps walk at
+# least 4 whole windows, and below 4 TB/s only on grids past one wave (src/gemv.c pick_tc_ring
+# has the figures). Depth: 2,
 # and 3 for MXFP4 x F16 (2 spilled 8 bytes at 64 registers; 3 measured within a point of 2
 # there); 4 was 1-5 points below 2 on the H200. NVFP4 x F16 also takes D windows a block with
 # one exit test (TC.cpb): H200, two rounds against the twin without it, +1.9 to +3.2 points of

@@ -299,10 +299,9 @@ ptxq_status ptxq_quantize(ptxq_context *ctx, const ptxq_quant_desc *desc, const 
  * Work split (the plan): a thread owns rows_per_thread rows (1, 2, 4: kernel variants), a CTA is 8
  * warps of which k_warps split K; FP4 A with BF16/F16 x also has a tensor-core kernel
  * (rows_per_thread 16: a warp owns 16 rows, its dot products run on mma.sync; the runtime's
- * choice on sm_90a; its twin with a cp.async ring in shared memory, "..._tcr", on GPUs of 4 TB/s
- * or more where a warp walks at least 8 windows of K, and below that where the grid is more
- * than one wave and a warp walks at least 4); the runtime scores the combinations for M, K, L,
- * the SM count
+ * choice on sm_90a; its twin with a cp.async ring in shared memory, "..._tcr", where a warp
+ * walks at least 4 windows of K and, below 4 TB/s of DRAM, the grid is more than one wave); the
+ * runtime scores the combinations for M, K, L, the SM count
  * and each kernel's occupancy (src/gemv.c). Nonzero desc fields fix a choice;
  * ptxq_gemv_plan_for() returns what a call would launch. NVFP4 x NVFP4 has software-pipelined twins
  * (desc.pipelined), and with A's scales in PTXQ_SCALE_128x4 its 2- and 4-row plans run "...v" twins
@@ -373,8 +372,8 @@ typedef struct ptxq_gemv_desc {
                                          -1 = the plain one (not the "...v" twin either);
                                          the tensor-core kernel (rows_per_thread 16): 0 =
                                          chosen by the runtime (its cp.async ring twin on
-                                         sm_90a where a warp walks >= 8 windows at >= 4 TB/s
-                                         of DRAM, or >= 4 on grids past one wave below that),
+                                         sm_90a where a warp walks >= 4 windows; below 4 TB/s
+                                         of DRAM only on grids past one wave),
                                          2 = the ring twin (needs A's scales
                                          contiguous along K or 128x4, 4-byte aligned; else as
                                          0), -1 or 1 = the plain one; others: ignored */

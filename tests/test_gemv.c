@@ -203,16 +203,16 @@ static void plan_tc(struct ptxq_context *ctx, ptxq_gemv_format f, int64_t M, int
 }
 
 /* The tensor-core kernels' ring twins ("..._tcr", src/gemv.c pick_tc_ring): chosen on a made-up
- * H200 (4800 GB/s) where a warp walks >= 8 whole windows ((7168,16384,1) k8: 16; (16384,16384,4)
- * k8: 16; (4096,7168,8) k4: 14), not on (7168,2048,4) (k4: 4 windows); on a made-up H100 (3350
- * GB/s) where the grid is past one wave of 528 CTAs and a warp walks >= 4 windows
- * ((7168,2048,4): 1792 CTAs, 4 windows; (16384,16384,4): 4096), not on (7168,16384,1) (448
- * CTAs) nor on a 2-batch M = 1000 (126 CTAs) nor on (8448,4096,1) (528 CTAs: one wave
- * exactly); not with desc.pipelined = -1, not on sm_100a
- * (whose plans are CUDA-core kernels unless asked); desc.pipelined = 2 asks for it anywhere; scales
- * whose runs are not 4-byte aligned (an odd base; row-major K = 2080, 130-byte rows; 133-byte
- * padded rows; batches 2 bytes off; a 128x4 base 2 bytes off) or not contiguous along K (stride
- * 2) keep the plain kernel whatever is asked; aligned 128x4 scales allow it. */
+ * H200 (4800 GB/s) where a warp walks >= 4 whole windows ((7168,16384,1) k8: 16; (16384,16384,4)
+ * k8: 16; (4096,7168,8) k4: 14; (7168,2048,4) k4: 4), not on (300,384,2) (k8: no whole window a
+ * warp) or (4096,384,8) (k2: 3); on a made-up H100 (3350 GB/s) only where the grid is also past
+ * one wave of 528 CTAs ((7168,2048,4): 1792 CTAs; (16384,16384,4): 4096), not on (7168,16384,1)
+ * (448 CTAs), a 2-batch M = 1000 (126) or (8448,4096,1) (528: one wave exactly); not with
+ * desc.pipelined = -1, not on sm_100a (whose plans are CUDA-core kernels unless asked);
+ * desc.pipelined = 2 asks for it anywhere; scales whose runs are not 4-byte aligned (an odd
+ * base; row-major K = 2080, 130-byte rows; 133-byte padded rows; batches 2 bytes off; a 128x4
+ * base 2 bytes off) or not contiguous along K (stride 2) keep the plain kernel whatever is
+ * asked; aligned 128x4 scales allow it. */
 static void test_plan_tc_ring(void **state) {
     (void)state;
     struct ptxq_context h200 = fake_sm90(4800), h100 = fake_sm90(3350), c100 = h200;
@@ -228,8 +228,10 @@ static void test_plan_tc_ring(void **state) {
         {&h200, PTXQ_GEMV_NVFP4, 7168, 16384, 1, 0, 0, 0, 1, 0},
         {&h200, PTXQ_GEMV_MXFP4, 16384, 16384, 4, 0, 0, 0, 1, 0},
         {&h200, PTXQ_GEMV_NVFP4, 4096, 7168, 8, 1, 0, 0, 1, 0},
-        {&h200, PTXQ_GEMV_MXFP4, 7168, 2048, 4, 0, 0, 0, 0, 0},
+        {&h200, PTXQ_GEMV_MXFP4, 7168, 2048, 4, 0, 0, 0, 1, 0},
         {&h200, PTXQ_GEMV_NVFP4, 7168, 16384, 1, 0, 0, -1, 0, 0},
+        {&h200, PTXQ_GEMV_NVFP4, 300, 384, 2, 0, 0, 0, 0, 0},
+        {&h200, PTXQ_GEMV_NVFP4, 4096, 384, 8, 0, 0, 0, 0, 0},
         {&h100, PTXQ_GEMV_NVFP4, 7168, 16384, 1, 0, 0, 0, 0, 0},
         {&h100, PTXQ_GEMV_MXFP4, 7168, 2048, 4, 0, 0, 2, 1, 0},
         {&h100, PTXQ_GEMV_NVFP4, 7168, 2048, 4, 0, 0, 0, 1, 0},
