@@ -34,7 +34,8 @@
  * hackathon shapes (the next kernel's CTAs are resident and set up when the previous one ends).
  * NVFP4 x NVFP4 takes its software-pipelined twin and its bulk-copy ring only when asked
  * (pipe_auto, bulk_auto), the tensor-core kernels their cp.async ring twins where warps walk
- * >= 4 windows (below 4 TB/s of DRAM on grids past one wave: pick_tc_ring), and every
+ * >= 4 windows (BF16 x on >= 4 TB/s GPUs: 8; below 4 TB/s on grids past one wave:
+ * pick_tc_ring), and every
  * format with x in A's format a 1-trip L2 prefetch up to 8 waves (prefetch_depth): each was
  * measured. */
 #include <stdio.h>
@@ -537,14 +538,14 @@ static int64_t wave_ctas(const ptxq_gemv_plan *p, int sms) {
 
 /* The tensor-core plans (rows 16) take the ring twin where tc_ring_ok allows it and asked
  * (desc.pipelined = 2) or chosen (desc.pipelined = 0), where a warp walks at least 4 whole
- * windows and, below 4 TB/s of DRAM, the grid is more than one wave. % of the copy, against the
- * plain kernels in one process, two rounds (bench/RESULTS.md, thirty-eighth and thirty-ninth
- * sessions):
+ * windows (8 with BF16 x at 4 TB/s of DRAM or more) and, below 4 TB/s, the grid is more than
+ * one wave. % of the copy, against the plain kernels in one process, one to four rounds
+ * (bench/RESULTS.md, thirty-eighth and thirty-ninth sessions):
  * - H200, waiting: +0.6 to +6.2 points on (16384,16384,4), (4096,7168,8) and (7168,16384,1)
  *   (14-16 windows a warp), independent +1.3 to +7.5 (BF16 x, and F16 x with its cvt decode);
  *   with F16 x decoded by bit moves +1.5 to +8.5 there but MXFP4 (7168,16384,1) -0.7 (+14
- *   independent); on (7168,2048,4) (4 a warp) F16 x +1.2 to +3.0 (independent +4.5 to +6.3),
- *   NVFP4 x BF16 +0.8 to +1.8, MXFP4 x BF16 -0.7 to 0 (independent 0 to +3.1);
+ *   independent); on (7168,2048,4) (4 a warp) F16 x +0.2 to +3.0 (independent +4.0 to +6.3),
+ *   BF16 x over three rounds NVFP4 -0.2 to +1.8 but MXFP4 -2.0 to 0 (independent 0 to +3.1);
  * - H100: waiting +1.6 to +4.6 on (7168,2048,4), -0.2 to +2.9 on (4096,7168,8), +1.6 to +2.0
  *   on (16384,16384,4), but -1.8 to -4.6 on (7168,16384,1), whose 448 CTAs are one wave of 528
  *   (BF16 and F16 x, NVFP4 and MXFP4, two to four rounds).
@@ -559,7 +560,8 @@ static void pick_tc_ring(const gemv_shape *s, const ptxq_gemv_desc *d, const cha
     int64_t windows = (int64_t)(s->args.nfull / 4) / p->k_warps; /* whole windows a warp */
     int want = d->pipelined == 2;
     if (d->pipelined == 0)
-        want = windows >= 4 && (dram >= 4000 || (int64_t)p->grid > wave_ctas(p, sms));
+        want = dram >= 4000 ? windows >= (s->xk == 1 ? 8 : 4)
+                            : windows >= 4 && (int64_t)p->grid > wave_ctas(p, sms);
     if (want && use_twin(p, target, "r")) p->pipelined = 3;
 }
 

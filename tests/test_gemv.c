@@ -176,7 +176,8 @@ static void test_plan_sf128_h200(void **state) {
  * row-major scales: 0 contiguous, 1 K stride 2, 2 rows one byte longer than nk, 3 batches two
  * bytes apart beyond M rows. */
 static void plan_tc(struct ptxq_context *ctx, ptxq_gemv_format f, int64_t M, int64_t K, int64_t L,
-                    int sf, uint64_t s_off, int pipelined, int sl, ptxq_gemv_plan *p) {
+                    int sf, uint64_t s_off, int pipelined, int sl, ptxq_dtype xdt,
+                    ptxq_gemv_plan *p) {
     int blk = f == PTXQ_GEMV_NVFP4 ? 16 : 32;
     int64_t nk = K / blk;
     int64_t ash[3] = {L, M, K}, ssh[3] = {L, M, nk}, xsh[2] = {L, K}, ysh[2] = {L, M};
@@ -193,7 +194,7 @@ static void plan_tc(struct ptxq_context *ctx, ptxq_gemv_format f, int64_t M, int
         as.stride[1] = rs;
         as.stride[0] = rs * M + (sl == 3 ? 2 : 0);
     }
-    ptxq_tensor x = ptxq_tensor_make(PTXQ_BF16, 2, xsh, 0x30000000);
+    ptxq_tensor x = ptxq_tensor_make(xdt, 2, xsh, 0x30000000);
     ptxq_tensor y = ptxq_tensor_make(PTXQ_F16, 2, ysh, 0x50000000);
     memset(p, 0x7f, sizeof *p);
     ptxq_status st = ptxq_gemv_plan_for(ctx, &d, &a, &as, &x, NULL, &y, p);
@@ -203,9 +204,10 @@ static void plan_tc(struct ptxq_context *ctx, ptxq_gemv_format f, int64_t M, int
 }
 
 /* The tensor-core kernels' ring twins ("..._tcr", src/gemv.c pick_tc_ring): chosen on a made-up
- * H200 (4800 GB/s) where a warp walks >= 4 whole windows ((7168,16384,1) k8: 16; (16384,16384,4)
- * k8: 16; (4096,7168,8) k4: 14; (7168,2048,4) k4: 4), not on (300,384,2) (k8: no whole window a
- * warp) or (4096,384,8) (k2: 3); on a made-up H100 (3350 GB/s) only where the grid is also past
+ * H200 (4800 GB/s) where a warp walks >= 8 whole windows with BF16 x ((7168,16384,1) k8: 16;
+ * (16384,16384,4) k8: 16; (4096,7168,8) k4: 14; not (7168,2048,4), k4: 4) and >= 4 with F16 x
+ * ((7168,2048,4) then takes it; not (300,384,2), k8: no whole window a warp, nor (4096,384,8),
+ * k2: 3); on a made-up H100 (3350 GB/s) from 4 windows, only where the grid is also past
  * one wave of 528 CTAs ((7168,2048,4): 1792 CTAs; (16384,16384,4): 4096), not on (7168,16384,1)
  * (448 CTAs), a 2-batch M = 1000 (126) or (8448,4096,1) (528: one wave exactly); not with
  * desc.pipelined = -1, not on sm_100a (whose plans are CUDA-core kernels unless asked);
@@ -224,39 +226,42 @@ static void test_plan_tc_ring(void **state) {
         int sf, s_off, pipelined, want; /* want: 1 the twin, 0 the plain tensor-core kernel, -1
                                            no twin (sm_100a plans CUDA-core kernels) */
         int sl;                         /* plan_tc's row-major scale strides */
+        int f16;                        /* x F16 (else BF16) */
     } cs[] = {
-        {&h200, PTXQ_GEMV_NVFP4, 7168, 16384, 1, 0, 0, 0, 1, 0},
-        {&h200, PTXQ_GEMV_MXFP4, 16384, 16384, 4, 0, 0, 0, 1, 0},
-        {&h200, PTXQ_GEMV_NVFP4, 4096, 7168, 8, 1, 0, 0, 1, 0},
-        {&h200, PTXQ_GEMV_MXFP4, 7168, 2048, 4, 0, 0, 0, 1, 0},
-        {&h200, PTXQ_GEMV_NVFP4, 7168, 16384, 1, 0, 0, -1, 0, 0},
-        {&h200, PTXQ_GEMV_NVFP4, 300, 384, 2, 0, 0, 0, 0, 0},
-        {&h200, PTXQ_GEMV_NVFP4, 4096, 384, 8, 0, 0, 0, 0, 0},
-        {&h100, PTXQ_GEMV_NVFP4, 7168, 16384, 1, 0, 0, 0, 0, 0},
-        {&h100, PTXQ_GEMV_MXFP4, 7168, 2048, 4, 0, 0, 2, 1, 0},
-        {&h100, PTXQ_GEMV_NVFP4, 7168, 2048, 4, 0, 0, 0, 1, 0},
-        {&h100, PTXQ_GEMV_MXFP4, 16384, 16384, 4, 0, 0, 0, 1, 0},
-        {&h100, PTXQ_GEMV_NVFP4, 1000, 4096, 2, 0, 0, 0, 0, 0},
-        {&h100, PTXQ_GEMV_NVFP4, 8448, 4096, 1, 0, 0, 0, 0, 0},
-        {&h200, PTXQ_GEMV_NVFP4, 7168, 16384, 1, 0, 1, 2, 0, 0},
-        {&h200, PTXQ_GEMV_NVFP4, 300, 2080, 2, 0, 0, 2, 0, 0},
-        {&h200, PTXQ_GEMV_NVFP4, 300, 2080, 2, 1, 0, 2, 1, 0},
-        {&c100, PTXQ_GEMV_NVFP4, 7168, 16384, 1, 0, 0, 0, -1, 0},
+        {&h200, PTXQ_GEMV_NVFP4, 7168, 16384, 1, 0, 0, 0, 1, 0, 0},
+        {&h200, PTXQ_GEMV_MXFP4, 16384, 16384, 4, 0, 0, 0, 1, 0, 0},
+        {&h200, PTXQ_GEMV_NVFP4, 4096, 7168, 8, 1, 0, 0, 1, 0, 0},
+        {&h200, PTXQ_GEMV_MXFP4, 7168, 2048, 4, 0, 0, 0, 0, 0, 0},
+        {&h200, PTXQ_GEMV_MXFP4, 7168, 2048, 4, 0, 0, 0, 1, 0, 1},
+        {&h200, PTXQ_GEMV_NVFP4, 7168, 16384, 1, 0, 0, -1, 0, 0, 0},
+        {&h200, PTXQ_GEMV_NVFP4, 300, 384, 2, 0, 0, 0, 0, 0, 0},
+        {&h200, PTXQ_GEMV_NVFP4, 4096, 384, 8, 0, 0, 0, 0, 0, 1},
+        {&h100, PTXQ_GEMV_NVFP4, 7168, 16384, 1, 0, 0, 0, 0, 0, 0},
+        {&h100, PTXQ_GEMV_MXFP4, 7168, 2048, 4, 0, 0, 2, 1, 0, 0},
+        {&h100, PTXQ_GEMV_NVFP4, 7168, 2048, 4, 0, 0, 0, 1, 0, 0},
+        {&h100, PTXQ_GEMV_MXFP4, 16384, 16384, 4, 0, 0, 0, 1, 0, 0},
+        {&h100, PTXQ_GEMV_NVFP4, 1000, 4096, 2, 0, 0, 0, 0, 0, 0},
+        {&h100, PTXQ_GEMV_NVFP4, 8448, 4096, 1, 0, 0, 0, 0, 0, 0},
+        {&h200, PTXQ_GEMV_NVFP4, 7168, 16384, 1, 0, 1, 2, 0, 0, 0},
+        {&h200, PTXQ_GEMV_NVFP4, 300, 2080, 2, 0, 0, 2, 0, 0, 0},
+        {&h200, PTXQ_GEMV_NVFP4, 300, 2080, 2, 1, 0, 2, 1, 0, 0},
+        {&c100, PTXQ_GEMV_NVFP4, 7168, 16384, 1, 0, 0, 0, -1, 0, 0},
         /* tc_ring_ok's branches: aligned control, K stride 2, 133-byte rows, batches 2 bytes
          * off, a 128x4 base 2 bytes off */
-        {&h200, PTXQ_GEMV_NVFP4, 300, 2112, 2, 0, 0, 2, 1, 0},
-        {&h200, PTXQ_GEMV_NVFP4, 300, 2112, 2, 0, 0, 2, 0, 1},
-        {&h200, PTXQ_GEMV_NVFP4, 300, 2112, 2, 0, 0, 2, 0, 2},
-        {&h200, PTXQ_GEMV_MXFP4, 300, 2176, 2, 0, 0, 2, 0, 3},
-        {&h200, PTXQ_GEMV_NVFP4, 300, 2080, 2, 1, 2, 2, 0, 0},
+        {&h200, PTXQ_GEMV_NVFP4, 300, 2112, 2, 0, 0, 2, 1, 0, 0},
+        {&h200, PTXQ_GEMV_NVFP4, 300, 2112, 2, 0, 0, 2, 0, 1, 0},
+        {&h200, PTXQ_GEMV_NVFP4, 300, 2112, 2, 0, 0, 2, 0, 2, 0},
+        {&h200, PTXQ_GEMV_MXFP4, 300, 2176, 2, 0, 0, 2, 0, 3, 0},
+        {&h200, PTXQ_GEMV_NVFP4, 300, 2080, 2, 1, 2, 2, 0, 0, 0},
     };
     for (size_t i = 0; i < sizeof cs / sizeof cs[0]; ++i) {
         ptxq_gemv_plan p;
         plan_tc(cs[i].ctx, cs[i].f, cs[i].M, cs[i].K, cs[i].L, cs[i].sf, (uint64_t)cs[i].s_off,
-                cs[i].pipelined, cs[i].sl, &p);
+                cs[i].pipelined, cs[i].sl, cs[i].f16 ? PTXQ_F16 : PTXQ_BF16, &p);
         const char *fn = cs[i].f == PTXQ_GEMV_NVFP4 ? "nvfp4" : "mxfp4";
         char want[48];
-        snprintf(want, sizeof want, "gemv_%s_bf16_tc%s", fn, cs[i].want ? "r" : "");
+        snprintf(want, sizeof want, "gemv_%s_%s_tc%s", fn, cs[i].f16 ? "f16" : "bf16",
+                 cs[i].want ? "r" : "");
         printf("[ INFO     ] case %zu (%lld,%lld,%lld) %s: %s k%d pipelined %d\n", i,
                (long long)cs[i].M, (long long)cs[i].K, (long long)cs[i].L,
                cs[i].ctx->target, p.kernel, p.k_warps, p.pipelined);
