@@ -1629,16 +1629,7 @@ def spread_f16(k, w, tag):
     above; a shift by 5 puts the code's e1 e0 m at f16 bits 11 10 9 (exponent field e, mantissa
     m << 9) and a copy of its sign at bit 15, and the mask drops the rest. The subnormal code
     lands on f16's subnormal 2^-15 (the mma takes f16 subnormals as they are)."""
-    w4 = k.reg(".b32", "t_fw4")
-    k(f"shl.b32 {w4}, {w}, 4")
-    out = []
-    for i in range(4):
-        o = k.reg(".b32", f"{tag}f{i}")
-        k(f"prmt.b32 {o}, {w}, {w4}, 0x{bf16_pair_selector(i):04X}")
-        k(f"shl.b32 {o}, {o}, 5")
-        k(f"and.b32 {o}, {o}, 0x8E008E00")
-        out.append(o)
-    return out
+    return spread_pairs(k, w, tag, "f", 5, 0x8E008E00, None)
 
 
 def spread_bf16_split(k, w, tag):
@@ -1676,15 +1667,22 @@ def spread_bf16(k, w, tag):
     mask drops the rest: the value times 2^-126 (the subnormal code lands on bf16's subnormal
     2^-127). One mul.rn.bf16x2 by 2^126 (bf16 arithmetic keeps subnormals) restores it, so the
     mma's products stay far from f32's subnormal range."""
-    w4 = k.reg(".b32", "t_bw4")
+    return spread_pairs(k, w, tag, "b", 2, 0x81C081C0, "%bf2p126")
+
+
+def spread_pairs(k, w, tag, t, shift, mask, mul):
+    """spread_bf16 / spread_f16: per pair i a prmt of (w, w << 4), a shift and a mask (and a
+    multiply by mul where given); t names the registers."""
+    w4 = k.reg(".b32", f"t_{t}w4")
     k(f"shl.b32 {w4}, {w}, 4")
     out = []
     for i in range(4):
-        o = k.reg(".b32", f"{tag}b{i}")
+        o = k.reg(".b32", f"{tag}{t}{i}")
         k(f"prmt.b32 {o}, {w}, {w4}, 0x{bf16_pair_selector(i):04X}")
-        k(f"shl.b32 {o}, {o}, 2")
-        k(f"and.b32 {o}, {o}, 0x81C081C0")
-        k(f"mul.rn.bf16x2 {o}, {o}, %bf2p126")
+        k(f"shl.b32 {o}, {o}, {shift}")
+        k(f"and.b32 {o}, {o}, 0x{mask:08X}")
+        if mul:
+            k(f"mul.rn.bf16x2 {o}, {o}, {mul}")
         out.append(o)
     return out
 
