@@ -2652,6 +2652,8 @@ def emit(name, params, target):
             selftest_dp4a()
         if params["x"] == "bf16" and params.get("tc"):
             selftest_bf16()
+        if params["x"] == "f16" and params.get("tc"):
+            selftest_f16()
     return (TC if params.get("tc") else GV)(name, params, target).emit()
 
 
@@ -2759,6 +2761,25 @@ def selftest_bf16():
                     want = _bf16_bits_exact(val[code & 7]) | (0x8000 if code & 8 else 0)
                     if (got >> 16 * half) & 0xFFFF != want:
                         raise AssertionError(f"{spread.__name__}: word {word:08x} element {e}")
+
+
+def selftest_f16():
+    """spread_f16: every code at every nibble position, and random words, decode to the f16 of
+    its E2M1 value times 2^-14 (the subnormal code on f16's 2^-15), pairs (2i, 2i + 1)."""
+    f16 = [0x0000, 0x0200, 0x0400, 0x0600, 0x0800, 0x0A00, 0x0C00, 0x0E00]
+    k = Kernel("selftest")
+    w = k.reg(".b32", "w")
+    out = spread_f16(k, w, "st_")
+    for word in _selftest_words(6):
+        regs = {"w": word}
+        _run(k.lines, regs)
+        for i in range(4):
+            got = regs[out[i][1:]]
+            for half, e in ((0, 2 * i), (1, 2 * i + 1)):
+                code = (word >> 4 * e) & 15
+                want = f16[code & 7] | (0x8000 if code & 8 else 0)
+                if (got >> 16 * half) & 0xFFFF != want:
+                    raise AssertionError(f"spread_f16: word {word:08x} element {e}")
 
 
 def selftest_decode():

@@ -203,18 +203,19 @@ static void plan_tc(struct ptxq_context *ctx, ptxq_gemv_format f, int64_t M, int
                  ptxq_status_name(st), ptxq_last_error());
 }
 
-/* The tensor-core kernels' ring twins ("..._tcr", src/gemv.c pick_tc_ring): chosen on a made-up
- * H200 (4800 GB/s) where a warp walks >= 8 whole windows with BF16 x ((7168,16384,1) k8: 16;
- * (16384,16384,4) k8: 16; (4096,7168,8) k4: 14; not (7168,2048,4), k4: 4) and >= 4 with F16 x
- * ((7168,2048,4) then takes it; not (300,384,2), k8: no whole window a warp, nor (4096,384,8),
- * k2: 3); on a made-up H100 (3350 GB/s) from 4 windows, only where the grid is also past
- * one wave of 528 CTAs ((7168,2048,4): 1792 CTAs; (16384,16384,4): 4096), not on (7168,16384,1)
- * (448 CTAs), a 2-batch M = 1000 (126) or (8448,4096,1) (528: one wave exactly); not with
- * desc.pipelined = -1, not on sm_100a (whose plans are CUDA-core kernels unless asked);
- * desc.pipelined = 2 asks for it anywhere; scales whose runs are not 4-byte aligned (an odd
- * base; row-major K = 2080, 130-byte rows; 133-byte padded rows; batches 2 bytes off; a 128x4
- * base 2 bytes off) or not contiguous along K (stride 2) keep the plain kernel whatever is
- * asked; aligned 128x4 scales allow it. */
+/* The tensor-core kernels' ring twins ("..._tcr", src/gemv.c pick_tc_ring), "w" = whole windows
+ * a warp under the plan's k_warps. A made-up H200 (4800 GB/s): BF16 x from 8 ((7168,16384,1)
+ * k8: w 16, (16384,16384,4) k8: 16, (4096,7168,8) k4: 14; not (7168,2048,4) k4: 4, nor
+ * (4096,3072,8) k4: 6), F16 x from 4 ((7168,2048,4); (4096,1024,8) k2: 4; not (4096,1536,8) k4:
+ * 3, (4096,1280,8) k4: 2, (4096,768,8) k4: 1), neither on (300,384,2) (k8: 0). A made-up H100
+ * (3350 GB/s): from 4 and only on grids past one wave of 528 CTAs ((7168,2048,4): 896 CTAs;
+ * (16384,16384,4): 4096; (8192,1024,8) k2: w 4, 1024 CTAs; not (8192,768,8) k2: 3, nor
+ * (8192,384,8): 1, nor (7168,16384,1): 448 CTAs, a 2-batch M = 1000: 126, (8448,4096,1): 528,
+ * one wave exactly). Not with desc.pipelined = -1, not on sm_100a (whose plans are CUDA-core
+ * kernels unless asked); desc.pipelined = 2 asks for it anywhere; scales whose runs are not
+ * 4-byte aligned (an odd base; row-major K = 2080, 130-byte rows; 133-byte padded rows; batches
+ * 2 bytes off; a 128x4 base 2 bytes off) or not contiguous along K (stride 2) keep the plain
+ * kernel whatever is asked; aligned 128x4 scales allow it. */
 static void test_plan_tc_ring(void **state) {
     (void)state;
     struct ptxq_context h200 = fake_sm90(4800), h100 = fake_sm90(3350), c100 = h200;
@@ -242,6 +243,14 @@ static void test_plan_tc_ring(void **state) {
         {&h100, PTXQ_GEMV_MXFP4, 16384, 16384, 4, 0, 0, 0, 1, 0, 0},
         {&h100, PTXQ_GEMV_NVFP4, 1000, 4096, 2, 0, 0, 0, 0, 0, 0},
         {&h100, PTXQ_GEMV_NVFP4, 8448, 4096, 1, 0, 0, 0, 0, 0, 0},
+        {&h100, PTXQ_GEMV_NVFP4, 8192, 384, 8, 0, 0, 0, 0, 0, 0},
+        {&h100, PTXQ_GEMV_NVFP4, 8192, 768, 8, 0, 0, 0, 0, 0, 0},
+        {&h100, PTXQ_GEMV_NVFP4, 8192, 1024, 8, 0, 0, 0, 1, 0, 0},
+        {&h200, PTXQ_GEMV_NVFP4, 4096, 768, 8, 0, 0, 0, 0, 0, 1},
+        {&h200, PTXQ_GEMV_NVFP4, 4096, 1024, 8, 0, 0, 0, 1, 0, 1},
+        {&h200, PTXQ_GEMV_NVFP4, 4096, 1536, 8, 0, 0, 0, 0, 0, 1},
+        {&h200, PTXQ_GEMV_NVFP4, 4096, 1280, 8, 0, 0, 0, 0, 0, 1},
+        {&h200, PTXQ_GEMV_NVFP4, 4096, 3072, 8, 0, 0, 0, 0, 0, 0},
         {&h200, PTXQ_GEMV_NVFP4, 7168, 16384, 1, 0, 1, 2, 0, 0, 0},
         {&h200, PTXQ_GEMV_NVFP4, 300, 2080, 2, 0, 0, 2, 0, 0, 0},
         {&h200, PTXQ_GEMV_NVFP4, 300, 2080, 2, 1, 0, 2, 1, 0, 0},
