@@ -1576,8 +1576,8 @@ TC_X = ("f16", "bf16")
 # (16384,16384,4) and +0.8 to +4.5 on (7168,2048,4), but -2.4 to -3.8 on (7168,16384,1), MXFP4 x
 # F16 -2.1 to -3.7 on (16384,16384,4) (thirty-eighth session). Since the thirty-ninth (F16 x
 # decoded by bit moves, more rounds on both GPUs) the runtime takes the twins where warps walk at
-# least 4 whole windows, and below 4 TB/s only on grids past one wave (src/gemv.c pick_tc_ring
-# has the figures). Depth: 2,
+# least 4 whole windows (8 with BF16 x at 4 TB/s or more), and below 4 TB/s only on grids past
+# one wave (src/gemv.c pick_tc_ring has the figures). Depth: 2,
 # and 3 for MXFP4 x F16 (2 spilled 8 bytes at 64 registers; 3 measured within a point of 2
 # there); 4 was 1-5 points below 2 on the H200. NVFP4 x F16 also takes D windows a block with
 # one exit test (TC.cpb): H200, two rounds against the twin without it, +1.9 to +3.2 points of
@@ -1802,9 +1802,10 @@ class TC(GV):
         # 98.7-99.5 on (7168,16384,1) / (4096,7168,8) / (16384,16384,4), independent
         # 97.3-97.9 -> 104.8-105.4; MXFP4 x F16 twin 66.5-66.6 -> 71.5-71.7 / 80.0 ->
         # 86.8-87.0 / 88.3-89.1 -> 96.8; the plain kernels +1 to +10.5 (NVFP4 (7168,2048,4)
-        # 63.6-64.1 -> 65.0-65.6, MXFP4 (7168,16384,1) 61.9 -> 72.4-72.5). H100 (plain
-        # kernels, two rounds): (7168,16384,1) +1.9 to +4.3, the rest within about a point
-        # either way. test_gemv and `check gemv` passed with it (the mma takes the subnormal
+        # 63.6-64.1 -> 65.0-65.6, MXFP4 (7168,16384,1) 61.9 -> 72.4-72.5; +0.25 to +10.55 in
+        # all). H100, two rounds, on what the runtime runs there: waiting -0.15 to +4.3,
+        # independent -2.6 to +0.5 (bench/RESULTS.md, thirty-ninth session). test_gemv and
+        # `check gemv` passed with it (the mma takes the subnormal
         # code's f16 2^-15 as it is). sm_100a / sm_120a keep spread_e4m3 (not measured
         # there: no such GPU here)
         self.f16d = self.xt == "f16" and bool(int(p.get("f16d", target == "sm_90a")))

@@ -531,7 +531,9 @@ static int tc_ring_ok(const gemv_shape *s) {
     return g->ks1 == 1 && g->as % 4 == 0 && g->as_m % 4 == 0 && g->as_l % 4 == 0;
 }
 
-/* Resident CTAs on the whole GPU for plan p: one wave of its grid. */
+/* Resident CTAs on the whole GPU for plan p: one wave of its grid. (pick_tc_ring reads it with
+ * the plain tensor-core kernel's occupancy; its twins have the same, 4 CTAs a SM at 64
+ * registers, shared memory included: 23-34 KB a CTA.) */
 static int64_t wave_ctas(const ptxq_gemv_plan *p, int sms) {
     return (int64_t)(sms > 0 ? sms : 1) * (p->ctas_per_sm > 0 ? p->ctas_per_sm : 1);
 }
@@ -543,9 +545,10 @@ static int64_t wave_ctas(const ptxq_gemv_plan *p, int sms) {
  * (bench/RESULTS.md, thirty-eighth and thirty-ninth sessions):
  * - H200, waiting: +0.6 to +6.2 points on (16384,16384,4), (4096,7168,8) and (7168,16384,1)
  *   (14-16 windows a warp), independent +1.3 to +7.5 (BF16 x, and F16 x with its cvt decode);
- *   with F16 x decoded by bit moves +1.5 to +8.5 there but MXFP4 (7168,16384,1) -0.7 (+14
- *   independent); on (7168,2048,4) (4 a warp) F16 x +0.2 to +3.0 (independent +4.0 to +6.3),
- *   BF16 x over three rounds NVFP4 -0.2 to +1.8 but MXFP4 -2.0 to 0 (independent 0 to +3.1);
+ *   with F16 x decoded by bit moves +1.75 to +10.1 there but MXFP4 (7168,16384,1) -0.75 to
+ *   -1.1 (+14 independent); on (7168,2048,4) (4 a warp) F16 x +0.2 to +3.0 (independent +4.0
+ *   to +6.3), BF16 x over three rounds NVFP4 -0.2 to +1.8 but MXFP4 -2.0 to -0.3
+ *   (independent 0 to +2.8);
  * - H100: waiting +1.6 to +4.6 on (7168,2048,4), -0.2 to +2.9 on (4096,7168,8), +1.6 to +2.0
  *   on (16384,16384,4), but -1.8 to -4.6 on (7168,16384,1), whose 448 CTAs are one wave of 528
  *   (BF16 and F16 x, NVFP4 and MXFP4, two to four rounds).
