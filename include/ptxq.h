@@ -302,8 +302,7 @@ ptxq_status ptxq_quantize(ptxq_context *ctx, const ptxq_quant_desc *desc, const 
  * choice on sm_90a; its twin with a cp.async ring in shared memory, "..._tcr", where a warp
  * walks at least 4 windows of K (8 with BF16 x on GPUs of 4 TB/s or more) and, below 4 TB/s of
  * DRAM, the grid is more than one wave); the runtime scores the combinations for M, K, L, the
- * SM count
- * and each kernel's occupancy (src/gemv.c). Nonzero desc fields fix a choice;
+ * SM count and each kernel's occupancy (src/gemv.c). Nonzero desc fields fix a choice;
  * ptxq_gemv_plan_for() returns what a call would launch. NVFP4 x NVFP4 has software-pipelined twins
  * (desc.pipelined), and with A's scales in PTXQ_SCALE_128x4 its 2- and 4-row plans run "...v" twins
  * that load a chunk's scale words as one vector where the scale address is 8- or 16-byte aligned
@@ -375,8 +374,7 @@ typedef struct ptxq_gemv_desc {
                                          chosen by the runtime (its cp.async ring twin on
                                          sm_90a where a warp walks >= 4 windows, 8 with BF16 x
                                          at >= 4 TB/s of DRAM; below 4 TB/s only on grids
-                                         past one wave),
-                                         2 = the ring twin (needs A's scales
+                                         past one wave), 2 = the ring twin (needs A's scales
                                          contiguous along K or 128x4, 4-byte aligned; else as
                                          0), -1 or 1 = the plain one; others: ignored */
 } ptxq_gemv_desc;
