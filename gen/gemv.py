@@ -2742,63 +2742,47 @@ def _bf16x2_mul_exact(a, b):
             | _bf16_bits_exact(_bf16_value(a & 0xFFFF) * _bf16_value(b & 0xFFFF)))
 
 
+def _selftest_spread(name, spread, pairs, bits, consts, seed):
+    """Runs spread (a word of 8 E2M1 codes -> 4 registers) on _selftest_words and checks that
+    half h of register i holds bits[code & 7] (and the sign) of element pairs[i][h]. consts:
+    the registers the decode reads besides w."""
+    k = Kernel("selftest")
+    w = k.reg(".b32", "w")
+    out = spread(k, w, "st_")
+    for word in _selftest_words(seed):
+        regs = dict(consts, w=word)
+        _run(k.lines, regs)
+        for i, (e0, e1) in enumerate(pairs):
+            got = regs[out[i][1:]]
+            for half, e in ((0, e0), (1, e1)):
+                code = (word >> 4 * e) & 15
+                want = bits[code & 7] | (0x8000 if code & 8 else 0)
+                if (got >> 16 * half) & 0xFFFF != want:
+                    raise AssertionError(f"{name}: word {word:08x} element {e}")
+
+
 def selftest_bf16():
     """spread_bf16 (consecutive pairs) and spread_bf16_split (pairs (i, i + 4)): every code at
     every nibble position, and random words, decode to the bf16 of its E2M1 value."""
-    val = (0.0, 0.5, 1.0, 1.5, 2.0, 3.0, 4.0, 6.0)
-    words = _selftest_words(6)
+    bits = [_bf16_bits_exact(v) for v in (0.0, 0.5, 1.0, 1.5, 2.0, 3.0, 4.0, 6.0)]
     for spread, pairs in ((spread_bf16, [(2 * i, 2 * i + 1) for i in range(4)]),
                           (spread_bf16_split, [(i, i + 4) for i in range(4)])):
-        k = Kernel("selftest")
-        w = k.reg(".b32", "w")
-        out = spread(k, w, "st_")
-        for word in words:
-            regs = {"w": word, "bf2p126": 0x7E807E80}
-            _run(k.lines, regs)
-            for i, (e0, e1) in enumerate(pairs):
-                got = regs[out[i][1:]]
-                for half, e in ((0, e0), (1, e1)):
-                    code = (word >> 4 * e) & 15
-                    want = _bf16_bits_exact(val[code & 7]) | (0x8000 if code & 8 else 0)
-                    if (got >> 16 * half) & 0xFFFF != want:
-                        raise AssertionError(f"{spread.__name__}: word {word:08x} element {e}")
+        _selftest_spread(spread.__name__, spread, pairs, bits, {"bf2p126": 0x7E807E80}, 6)
 
 
 def selftest_f16():
     """spread_f16: every code at every nibble position, and random words, decode to the f16 of
     its E2M1 value times 2^-14 (the subnormal code on f16's 2^-15), pairs (2i, 2i + 1)."""
-    f16 = [0x0000, 0x0200, 0x0400, 0x0600, 0x0800, 0x0A00, 0x0C00, 0x0E00]
-    k = Kernel("selftest")
-    w = k.reg(".b32", "w")
-    out = spread_f16(k, w, "st_")
-    for word in _selftest_words(6):
-        regs = {"w": word}
-        _run(k.lines, regs)
-        for i in range(4):
-            got = regs[out[i][1:]]
-            for half, e in ((0, 2 * i), (1, 2 * i + 1)):
-                code = (word >> 4 * e) & 15
-                want = f16[code & 7] | (0x8000 if code & 8 else 0)
-                if (got >> 16 * half) & 0xFFFF != want:
-                    raise AssertionError(f"spread_f16: word {word:08x} element {e}")
+    bits = [0x0000, 0x0200, 0x0400, 0x0600, 0x0800, 0x0A00, 0x0C00, 0x0E00]
+    _selftest_spread("spread_f16", spread_f16, [(2 * i, 2 * i + 1) for i in range(4)], bits, {},
+                     6)
 
 
 def selftest_decode():
     """Every code at every nibble position decodes to the f16 of its E2M1 value."""
-    k = Kernel("selftest")
-    w = k.reg(".b32", "w")
-    out = decode_fp4(k, "sm_90a", w, "st_")
-    f16 = [0x0000, 0x3800, 0x3C00, 0x3E00, 0x4000, 0x4200, 0x4400, 0x4600]
-    for word in _selftest_words(4):
-        regs = {"w": word, "lut0": LUT_LO, "lut1": LUT_HI}
-        _run(k.lines, regs)
-        for i, (e0, e1) in enumerate(fp4_pairs("sm_90a")):
-            got = regs[out[i][1:]]
-            for half, e in ((0, e0), (1, e1)):
-                code = (word >> 4 * e) & 15
-                want = f16[code & 7] | (0x8000 if code & 8 else 0)
-                if (got >> 16 * half) & 0xFFFF != want:
-                    raise AssertionError(f"E2M1 decode: word {word:08x} element {e}")
+    bits = [0x0000, 0x3800, 0x3C00, 0x3E00, 0x4000, 0x4200, 0x4400, 0x4600]
+    _selftest_spread("E2M1 decode", lambda k, w, tag: decode_fp4(k, "sm_90a", w, tag),
+                     fp4_pairs("sm_90a"), bits, {"lut0": LUT_LO, "lut1": LUT_HI}, 4)
 
 
 def selftest_dp4a():

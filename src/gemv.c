@@ -35,9 +35,8 @@
  * NVFP4 x NVFP4 takes its software-pipelined twin and its bulk-copy ring only when asked
  * (pipe_auto, bulk_auto), the tensor-core kernels their cp.async ring twins where warps walk
  * >= 4 windows (BF16 x on >= 4 TB/s GPUs: 8; below 4 TB/s on grids past one wave:
- * pick_tc_ring), and every
- * format with x in A's format a 1-trip L2 prefetch up to 8 waves (prefetch_depth): each was
- * measured. */
+ * pick_tc_ring), and every format with x in A's format a 1-trip L2 prefetch up to 8 waves
+ * (prefetch_depth): each was measured. */
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>

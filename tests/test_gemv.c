@@ -901,6 +901,15 @@ static int wrong_tc_ring(const gemv_case *c, const gemv_result *r) {
     return (r->plan.pipelined == 3) != want;
 }
 
+/* Whether this GPU runs the ring twins (sm_90a: elsewhere they are the plain kernels, and the
+ * runtime takes them on sm_90a only); if not, says so for test `name`, which then skips. */
+static int ring_twins_here(const char *name) {
+    if (!strcmp(g_test.dev.info.target, "sm_90a")) return 1;
+    printf("[ SKIPPED  ] %s: the ring twins run on sm_90a only; this GPU is %s\n", name,
+           g_test.dev.info.target);
+    return 0;
+}
+
 /* The tensor-core kernels' ring twins (gen/gemv.py TC_RING: D = 2, MXFP4 x F16 3) against the
  * plain kernels, desc.pipelined 2 and -1 on each case: K with row-major scales in 4-byte
  * aligned rows (NVFP4 K % 64 == 0, MXFP4 K % 128 == 0) and with 128x4 scales (any K, NVFP4's
@@ -909,13 +918,7 @@ static int wrong_tc_ring(const gemv_case *c, const gemv_result *r) {
  * (the twin refused: the plain kernel runs). 96 cases, 64 of them run the twin. */
 static void test_tc_ring(void **state) {
     (void)state;
-    if (no_gpu()) skip();
-    if (strcmp(g_test.dev.info.target, "sm_90a")) {
-        /* the twins are the plain kernels elsewhere, and the runtime takes them on sm_90a only */
-        printf("[ SKIPPED  ] test_tc_ring: the ring twins run on sm_90a only; this GPU is %s\n",
-               g_test.dev.info.target);
-        skip();
-    }
+    if (no_gpu() || !ring_twins_here("test_tc_ring")) skip();
     static const int ks[4] = {1, 2, 4, 8};
     /* K and scale layout (2: 128x4) per format: NVFP4 66 / 38 / 38.5 / 128 chunks, MXFP4 36 /
      * 68 / 37 / 128 chunks */
@@ -955,12 +958,7 @@ static void test_tc_ring(void **state) {
  * one must get it: these layouts all pass tc_ring_ok. */
 static void test_tc_ring_edges(void **state) {
     (void)state;
-    if (no_gpu()) skip();
-    if (strcmp(g_test.dev.info.target, "sm_90a")) {
-        printf("[ SKIPPED  ] test_tc_ring_edges: the ring twins run on sm_90a only; this GPU is "
-               "%s\n", g_test.dev.info.target);
-        skip();
-    }
+    if (no_gpu() || !ring_twins_here("test_tc_ring_edges")) skip();
     /* M, L, x shared, A pad (elements), k_warps */
     static const int64_t e[6][5] = {{300, 3, 1, 0, 1}, {300, 2, 0, 32, 2}, {300, 1, 0, 0, 4},
                                     {5, 2, 0, 0, 1},   {13, 1, 1, 64, 1}, {37, 3, 0, 32, 8}};
