@@ -1838,6 +1838,14 @@ class TC(GV):
         k("setp.lt.u32 %p_rA, %rowA, %a_m")
         k("setp.lt.u32 %p_rB, %rowB, %a_m")
         k("sub.u32 %mlast, %a_m, 1")
+        if self.p.get("i8px"):
+            k.comment("i8px (timing only): decode_a_i8's tables, opaque to ptxas as in GV.setup")
+            uv = k.reg(".b32", "unit_v")
+            k(f"or.b32 {uv}, %lane, 1")
+            k(f"and.b32 {uv}, {uv}, %a_unit")
+            for name, val in (("i8lo", I8_LO), ("i8hi", I8_HI)):
+                k.reg(".b32", name)
+                k(f"mul.lo.u32 %{name}, {uv}, 0x{val:08X}")
         for rr in ("A", "B"):
             rc, r64 = k.reg(".b32", f"rowc{rr}"), k.reg(".b64", f"row64{rr}")
             k(f"min.u32 {rc}, %row{rr}, %mlast")
@@ -2298,6 +2306,22 @@ class TC(GV):
             # experiment knob (GEMV_OPTS=nodecode=1; wrong results by design): A's raw words as
             # the mma operands, no decode
             h = {rr: [[words[rr][j]] * 4 for j in range(4)] for rr in ("A", "B")}
+        elif self.p.get("i8px"):
+            # experiment knob (GEMV_OPTS=i8px=1; wrong results by design): the dp4a path's
+            # 7-instruction P / N int8 decode (decode_a_i8) as the mma operands: what an integer
+            # mma (IMMA, A as P - N against x split into int8 terms) would pay for A's decode,
+            # without the x split or the integer sums' conversion. H200, 2026-11-27, one round,
+            # % of the copy waiting, built / i8px / nodecode: NVFP4 x BF16 twin 73.9 / 82.5 /
+            # 82.5 on (7168,16384,1), 88.0 / 95.0 / 95.0 on (4096,7168,8); MXFP4 x BF16 twin
+            # 68.0 / 80.7 / 82.1 on (7168,16384,1); NVFP4 x F16 plain 76.8 / 78.6 / 87.1. Not
+            # built: x would be split into int8 terms with a block exponent (two for BF16's 8
+            # significant bits; F16 would lose up to 2^-15 of the block's largest |x|), and -x
+            # kept too; with k8 each x element serves one warp's 16 rows, so the split (~28
+            # instructions a lane a window) and converting and combining the integer sums
+            # (~16) take back about half of the ~80 the decode saves on BF16, for ~+4 points
+            # (bench/RESULTS.md, fortieth session)
+            h = {rr: [[r for pn in decode_a_i8(k, words[rr][j], f"d{rr}{j}_") for r in pn]
+                      for j in range(4)] for rr in ("A", "B")}
         else:
             h = {rr: [spread(k, words[rr][j], f"d{rr}{j}_") for j in range(4)]
                  for rr in ("A", "B")}
