@@ -2316,10 +2316,10 @@ class TC(GV):
             # 68.0 / 80.7 / 82.1 on (7168,16384,1); NVFP4 x F16 plain 76.8 / 78.6 / 87.1. Not
             # built: x would be split into int8 terms with a block exponent (two for BF16's 8
             # significant bits; F16 would lose up to 2^-15 of the block's largest |x|), and -x
-            # kept too; with k8 each x element serves one warp's 16 rows, so the split (~28
-            # instructions a lane a window) and converting and combining the integer sums
-            # (~16) take back about half of the ~80 the decode saves on BF16, for ~+4 points
-            # (bench/RESULTS.md, fortieth session)
+            # kept too; with k8 each x element serves one warp's 16 rows, so the split (block
+            # exponent, two rounded terms, byte packing, negation: ~40 instructions a lane a
+            # window) and converting and combining the integer sums (~16) take back most of
+            # the ~80 the decode saves on BF16 (bench/RESULTS.md, fortieth session)
             h = {rr: [[r for pn in decode_a_i8(k, words[rr][j], f"d{rr}{j}_") for r in pn]
                       for j in range(4)] for rr in ("A", "B")}
         else:
