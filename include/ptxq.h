@@ -258,7 +258,8 @@ ptxq_status ptxq_quantize(ptxq_context *ctx, const ptxq_quant_desc *desc, const 
 /* ---- block-scaled GEMV --------------------------------------------------------------------
  * y[l, m] = ga * gx * sum_k A[l, m, k] * sa(l, m, k / B) * x[l, k] * sx(l, k / B)
  *
- * format  A dtype  scale dtype  B   (ga, gx: optional F32 per-tensor scales, desc.a_global/x_global)
+ * format  A dtype  scale dtype  B   (ga, gx: optional F32 per-tensor scales, desc.a_global/x_global;
+ *                                     gx only with x in A's format, else PTXQ_ERR_INVALID_ARGUMENT)
  * NVFP4   E2M1     UE4M3        16  ga is NVFP4's global scale (what ptxq_quantize writes)
  * MXFP4   E2M1     UE8M0        32
  * MXFP8   E4M3     UE8M0        32
@@ -268,7 +269,8 @@ ptxq_status ptxq_quantize(ptxq_context *ctx, const ptxq_quant_desc *desc, const 
  * Tensors (strides in elements; E2M1 counts elements, two per byte, element 2i in the low nibble):
  *   a        [M, K] or [L, M, K]; innermost stride 1; 16-byte aligned base; row and batch pitches
  *            multiples of 16 bytes (E2M1: stride % 32 == 0, E4M3: % 16) where that dim exceeds 1.
- *   a_scale  PTXQ_SCALE_STRIDED: [M, K/B] or [L, M, K/B] (as a), one byte each, any strides.
+ *   a_scale  PTXQ_SCALE_STRIDED: [M, K/B] or [L, M, K/B] (as a), one byte each, any strides
+ *            whose offsets along K stay below 4 GiB (else PTXQ_ERR_STRIDE).
  *            Row-major [L][M][K/B] is what ptxq_quantize writes (PTXQ_SCALE_STRIDED); the M-major
  *            layout (rows innermost) is strides too. NVFP4 runs fastest where each pair of
  *            scales (2j, 2j+1) of a row is one aligned 16-bit word, for A and for an NVFP4 x: K
@@ -285,11 +287,15 @@ ptxq_status ptxq_quantize(ptxq_context *ctx, const ptxq_quant_desc *desc, const 
  *            row-major (-0.2 to +4.9 points).
  *   x        [K] (every batch) or [L, K] / [1, K]; innermost stride 1; 16-byte aligned base and
  *            batch pitch.
- *   x_scale  shaped like x with K/B along K, any strides; NULL for BF16 / F16 x.
- *   y        [L, M] (or [M] when L = 1), any strides under which no two elements share an
- *            address (else PTXQ_ERR_STRIDE), aligned to its element size.
- * K must be a multiple of B (else PTXQ_ERR_SHAPE); K = 0 writes zeros; M = 0 or L = 0 enqueues
- * nothing. UE8M0 code 0 is 2^-127, 255 NaN; UE4M3's bit 7 is ignored (code 0x7F is NaN).
+ *   x_scale  shaped like x with K/B along K, any strides whose offsets along K stay below 4 GiB;
+ *            NULL for BF16 / F16 x.
+ *   y        [L, M] (or [M] when L = 1), aligned to its element size; strides that, taken in
+ *            increasing order, each reach past everything the dimensions inside them address (so
+ *            no two elements share one; a few interleaved layouts that would not collide are
+ *            refused too), else PTXQ_ERR_STRIDE.
+ * The stride of a dimension of size 1 is never checked or used. K must be a multiple of B (else
+ * PTXQ_ERR_SHAPE); L * (M + 128) must stay below 2^31 (the grid; else PTXQ_ERR_SHAPE); K = 0
+ * writes zeros; M = 0 or L = 0 enqueues nothing. UE8M0 code 0 is 2^-127, 255 NaN; UE4M3's bit 7 is ignored (code 0x7F is NaN).
  *
  * Numerics: FP4 x FP4 block dot products are exact (sm_90a: int32 dp4a of doubled E2M1 values,
  * read back as f32 exactly; sm_100a / sm_120a: f16x2 FMAs whose partial sums stay exactly

@@ -68,15 +68,21 @@ static int64_t elem_bytes(ptxq_dtype t, int64_t n) {
 /* A byte stride from an element stride of a 16-byte-accessed dimension. */
 static int pitch16(const ptxq_tensor *t, int dim, const char *what, uint64_t *out) {
     int64_t s = t->stride[dim];
+    /* a dimension of size 1 never steps: its stride is neither checked nor multiplied (a review
+     * found odd E2M1 strides refused there, against ptxq.h, and huge ones overflowing) */
+    if (t->shape[dim] <= 1) {
+        *out = 0;
+        return PTXQ_OK;
+    }
     if (t->dtype == PTXQ_E2M1 && s % 2)
         return ptxq_fail(PTXQ_ERR_ALIGNMENT, "gemv: %s.stride[%d] = %lld elements is odd (E2M1 "
                          "packs two per byte)", what, dim, (long long)s);
     int64_t b = elem_bytes(t->dtype, s);
-    if (t->shape[dim] > 1 && b % 16)
+    if (b % 16)
         return ptxq_fail(PTXQ_ERR_ALIGNMENT, "gemv: %s.stride[%d] = %lld elements is %lld bytes, not "
                          "a multiple of 16 (rows are read with 16-byte loads)", what, dim,
                          (long long)s, (long long)b);
-    *out = t->shape[dim] > 1 ? (uint64_t)b : 0;
+    *out = (uint64_t)b;
     return PTXQ_OK;
 }
 
@@ -139,6 +145,15 @@ static int plan_shape(const ptxq_gemv_desc *d, const ptxq_tensor *a, const ptxq_
         return ptxq_fail(PTXQ_ERR_SHAPE, "gemv: K = %lld is not a multiple of the %s scale block (%d)",
                          (long long)s->K, fname, s->block);
     s->nk = s->K / s->block;
+    /* sizes the kernel counts in 32 bits, checked before any product of them; and a bound on
+     * the grid every plan satisfies (L * row tiles <= L * (M + 128): tiles of whole 32 * R-row
+     * blocks add at most 128 rows), so that ptxq_gemv_validate, which has no plan, agrees with
+     * ptxq_gemv (a review found validate accepting a grid the plan then refused) */
+    if (s->M > 0x7FFFFFFFll || s->L > 0x7FFFFFFFll || ceil_div(elem_bytes(elem, s->K), 16) > 0x7FFFFFF0ll)
+        return ptxq_fail(PTXQ_ERR_SHAPE, "gemv: M, L or K is too large for one launch");
+    if (s->L * (s->M + 128) > 0x7FFFFFFFll)
+        return ptxq_fail(PTXQ_ERR_SHAPE, "gemv: L * (M + 128) = %lld exceeds 2^31 - 1 (the grid)",
+                         (long long)(s->L * (s->M + 128)));
     if (a->stride[ra - 1] != 1)
         return ptxq_fail(PTXQ_ERR_STRIDE, "gemv: a's innermost stride is %lld; 1 expected",
                          (long long)a->stride[ra - 1]);
@@ -203,7 +218,9 @@ static int plan_shape(const ptxq_gemv_desc *d, const ptxq_tensor *a, const ptxq_
         return ptxq_fail(PTXQ_ERR_SCALE_SHAPE, "gemv: a_scale is %s; %s uses %s",
                          ptxq_dtype_name(as->dtype), fname, ptxq_dtype_name(sdt));
     if (d->a_scale_layout == PTXQ_SCALE_128x4) {
-        int64_t per = sf128_bytes(s->M, s->nk);
+        /* L = 0: A has no elements, so nothing bounds M * K (a review found the product
+         * overflowing); no bytes are needed then */
+        int64_t per = s->L > 0 ? sf128_bytes(s->M, s->nk) : 0;
         if (as->rank != 1 || as->stride[0] != 1 || as->shape[0] < per * s->L)
             return ptxq_fail(PTXQ_ERR_SCALE_SHAPE, "gemv: 128x4 scales need a contiguous rank-1 "
                              "tensor of at least L * %lld = %lld bytes", (long long)per,
@@ -257,14 +274,11 @@ static int plan_shape(const ptxq_gemv_desc *d, const ptxq_tensor *a, const ptxq_
     int ysz = ptxq_dtype_bits(y->dtype) / 8;
     if (y->data % (uint64_t)ysz)
         return ptxq_fail(PTXQ_ERR_ALIGNMENT, "gemv: y data is not %d-byte aligned", ysz);
-    g->y_m = (uint64_t)(y->stride[y->rank - 1] * ysz);
-    g->y_l = y->rank == 2 ? (uint64_t)(y->stride[0] * ysz) : 0;
+    g->y_m = s->M > 1 ? (uint64_t)(y->stride[y->rank - 1] * ysz) : 0;
+    g->y_l = y->rank == 2 && s->L > 1 ? (uint64_t)(y->stride[0] * ysz) : 0;
     g->flags |= y->dtype == PTXQ_F32 ? PTXQ_GEMV_Y_F32 : y->dtype == PTXQ_F16 ? PTXQ_GEMV_Y_F16
                                                                                : PTXQ_GEMV_Y_BF16;
 
-    /* sizes the kernel counts in 32 bits */
-    if (s->M > 0x7FFFFFFFll || s->L > 0x7FFFFFFFll || s->nch > 0x7FFFFFF0ll)
-        return ptxq_fail(PTXQ_ERR_SHAPE, "gemv: M, L or K is too large for one launch");
     g->a = a->data;
     g->as = as->data;
     g->x = x->data;
@@ -722,6 +736,9 @@ static int prefetch_may_move(const ptxq_gemv_plan *p) {
 /* 1 if stream is being captured (cuStreamIsCapturing; 0 where the query fails). */
 static int stream_capturing(ptxq_context *ctx, void *stream) {
     CUstreamCaptureStatus cs = CU_STREAM_CAPTURE_STATUS_NONE;
+    /* the context current first: the NULL / per-thread stream means the current context's
+     * (ptxq_launch_ex makes it current too, but after this query; found by review) */
+    if (ctx->drv->cuCtxSetCurrent(ctx->cu) != CUDA_SUCCESS) return 0;
     if (ctx->drv->cuStreamIsCapturing((CUstream)stream, &cs) != CUDA_SUCCESS) return 0;
     return cs == CU_STREAM_CAPTURE_STATUS_ACTIVE;
 }

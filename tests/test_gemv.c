@@ -366,6 +366,19 @@ static void test_validate_good(void **state) {
     v.d.rows_per_thread = 2;
     v.d.pipelined = 2;
     expect_ok(v);
+    /* dimensions of size 1 never step: their strides are not checked (ptxq.h) */
+    vcall one = good_call();
+    int64_t oa[3] = {1, 100, 1024}, osc[3] = {1, 100, 64}, ox[2] = {1, 1024}, oxs[2] = {1, 64},
+            oy[2] = {1, 100};
+    one.a = ptxq_tensor_make(PTXQ_E2M1, 3, oa, 0x100000);
+    one.a.stride[0] = 1;   /* odd: E2M1 packs two a byte, but the batch never steps */
+    one.as = ptxq_tensor_make(PTXQ_UE4M3, 3, osc, 0x200001);
+    one.x = ptxq_tensor_make(PTXQ_E2M1, 2, ox, 0x300000);
+    one.x.stride[0] = 1023;
+    one.xs = ptxq_tensor_make(PTXQ_UE4M3, 2, oxs, 0x400003);
+    one.y = ptxq_tensor_make(PTXQ_F16, 2, oy, 0x500002);
+    one.y.stride[0] = INT64_MAX; /* never multiplied (a review found it overflowing) */
+    expect_ok(one);
     int64_t a0[2] = {5, 0}, s0[2] = {5, 0}, x0 = 0, y0 = 5;
     vcall z = good_call();
     z.a = ptxq_tensor_make(PTXQ_E2M1, 2, a0, 0);
@@ -378,9 +391,12 @@ static void test_validate_good(void **state) {
 
 static void test_validate_bad(void **state) {
     (void)state;
-    for (int c = 0; c < 33; ++c) {
+    int64_t bl[3] = {1 << 21, 2048, 32}, bs[3] = {1 << 21, 2048, 2}, bx[2] = {1 << 21, 32},
+            bxs[2] = {1 << 21, 2}, by[2] = {1 << 21, 2048}, mxs[2] = {3, 32};
+    for (int c = 0; c < 41; ++c) {
         vcall v = good_call();
         ptxq_status want;
+        const char *names = "gemv"; /* what the message must name */
         switch (c) {
         case 0: v.d.format = (ptxq_gemv_format)9; want = PTXQ_ERR_INVALID_ARGUMENT; break;
         case 1: v.a.dtype = PTXQ_E4M3; want = PTXQ_ERR_DTYPE; break;
@@ -409,13 +425,34 @@ static void test_validate_bad(void **state) {
         case 23: v.a.rank = 4; want = PTXQ_ERR_SHAPE; break;
         case 24: v.x.dtype = PTXQ_F16; v.no_xs = 1; v.d.x_global = 0x700000;
                  want = PTXQ_ERR_INVALID_ARGUMENT; break;
-        case 25: v.d.format = PTXQ_GEMV_MXFP4; want = PTXQ_ERR_SCALE_SHAPE; break; /* UE4M3 */
+        case 25: /* a_scale in UE4M3 for MXFP4, x_scale right: the a_scale check must fail */
+            v.d.format = PTXQ_GEMV_MXFP4;
+            v.xs = ptxq_tensor_make(PTXQ_UE8M0, 2, mxs, 0x400003);
+            want = PTXQ_ERR_SCALE_SHAPE;
+            names = "a_scale";
+            break;
         case 26: v.d.flags = 8; want = PTXQ_ERR_INVALID_ARGUMENT; break;
         case 27: v.d.prefetch_trips = -2; want = PTXQ_ERR_INVALID_ARGUMENT; break;
         case 28: v.d.prefetch_trips = 65; want = PTXQ_ERR_INVALID_ARGUMENT; break;
         case 29: v.d.rows_per_thread = 16; want = PTXQ_ERR_INVALID_ARGUMENT; break; /* FP4 x */
         case 30: v.y.stride[1] = 0; want = PTXQ_ERR_STRIDE; break; /* every row's y at one address */
         case 31: v.y.stride[0] = 50; want = PTXQ_ERR_STRIDE; break; /* batches overlap */
+        case 32: v.d.pipelined = -2; want = PTXQ_ERR_INVALID_ARGUMENT; break;
+        case 33: v.d.a_scale_layout = (ptxq_scale_layout)7; want = PTXQ_ERR_SCALE_SHAPE; break;
+        case 34: v.y.rank = 3; want = PTXQ_ERR_SHAPE; break;
+        case 35: v.y.shape[0] = 2; want = PTXQ_ERR_SHAPE; break; /* not L */
+        case 36: v.x.rank = 3; want = PTXQ_ERR_SHAPE; break;
+        case 37: v.x.stride[1] = 2; want = PTXQ_ERR_STRIDE; break;
+        case 38: v.a.stride[0] = 102401; want = PTXQ_ERR_ALIGNMENT; break; /* odd batch pitch */
+        case 39: /* L * (M + 128) past the grid limit: refused here as by ptxq_gemv's plan */
+            v.a = ptxq_tensor_make(PTXQ_E2M1, 3, bl, 0x100000);
+            v.as = ptxq_tensor_make(PTXQ_UE4M3, 3, bs, 0x200001);
+            v.x = ptxq_tensor_make(PTXQ_E2M1, 2, bx, 0x300000);
+            v.xs = ptxq_tensor_make(PTXQ_UE4M3, 2, bxs, 0x400003);
+            v.y = ptxq_tensor_make(PTXQ_F16, 2, by, 0x500002);
+            want = PTXQ_ERR_SHAPE;
+            names = "grid";
+            break;
         default: v.d.pipelined = 3; want = PTXQ_ERR_INVALID_ARGUMENT; break;
         }
         ptxq_status st = validate(&v);
@@ -423,9 +460,19 @@ static void test_validate_bad(void **state) {
             fail_msg("case %d: %s (%s), want %s", c, ptxq_status_name(st), ptxq_last_error(),
                      ptxq_status_name(want));
         if (strlen(ptxq_last_error()) < 12) fail_msg("case %d: message too short", c);
-        if (!strstr(ptxq_last_error(), "gemv")) fail_msg("case %d: '%s'", c, ptxq_last_error());
+        if (!strstr(ptxq_last_error(), "gemv") || !strstr(ptxq_last_error(), names))
+            fail_msg("case %d: '%s' (must name %s)", c, ptxq_last_error(), names);
     }
     assert_int_equal(ptxq_gemv_validate(NULL, NULL, NULL, NULL, NULL, NULL), PTXQ_ERR_INVALID_ARGUMENT);
+    /* each tensor NULL in turn (desc given) */
+    vcall v = good_call();
+    const ptxq_tensor *t[5] = {&v.a, &v.as, &v.x, &v.xs, &v.y};
+    for (int i = 0; i < 5; ++i) {
+        const ptxq_tensor *u[5] = {t[0], t[1], t[2], t[3], t[4]};
+        u[i] = NULL;
+        ptxq_status st = ptxq_gemv_validate(&v.d, u[0], u[1], u[2], u[3], u[4]);
+        if (st == PTXQ_OK) fail_msg("tensor %d NULL accepted", i);
+    }
 }
 
 /* ---- the cubins ---------------------------------------------------------------------------- */
@@ -791,6 +838,15 @@ static int ran_vec_twin(const gemv_result *r) {
     return n > 0 && r->plan.kernel[n - 1] == 'v';
 }
 
+/* Whether this GPU is sm_90a, where `what` (the runtime's sm_90a-only picks); if not, says so
+ * for test `name`, which then skips. */
+static int sm90a_here(const char *name, const char *what) {
+    if (!strcmp(g_test.dev.info.target, "sm_90a")) return 1;
+    printf("[ SKIPPED  ] %s: %s on sm_90a only; this GPU is %s\n", name, what,
+           g_test.dev.info.target);
+    return 0;
+}
+
 static int wrong_vec_twin(const gemv_case *c, const gemv_result *r) {
     int want = c->scale_offset % (4 * c->rows_per_thread) == 0;
     return wrong_row_step(c, r) || ran_vec_twin(r) != want;
@@ -836,7 +892,8 @@ static void test_sf128_rows(void **state) {
  * aligned and R = 2 at 8 bytes off run the twin, R = 4 at 8 bytes off the plain kernel. */
 static void test_sf128_vec(void **state) {
     (void)state;
-    if (no_gpu()) skip();
+    if (no_gpu() || !sm90a_here("test_sf128_vec", "the runtime takes the scale-vector twins"))
+        skip();
     static const int ks[4] = {1, 2, 4, 8};
     int fails = 0, vt = 0;
     for (int i = 0; i < 32; ++i) {
@@ -907,10 +964,7 @@ static int wrong_tc_ring(const gemv_case *c, const gemv_result *r) {
 /* Whether this GPU runs the ring twins (sm_90a: elsewhere they are the plain kernels, and the
  * runtime takes them on sm_90a only); if not, says so for test `name`, which then skips. */
 static int ring_twins_here(const char *name) {
-    if (!strcmp(g_test.dev.info.target, "sm_90a")) return 1;
-    printf("[ SKIPPED  ] %s: the ring twins run on sm_90a only; this GPU is %s\n", name,
-           g_test.dev.info.target);
-    return 0;
+    return sm90a_here(name, "the ring twins run");
 }
 
 /* The tensor-core kernels' ring twins (gen/gemv.py TC_RING: D = 2, MXFP4 x F16 3) against the
