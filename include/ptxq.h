@@ -7,9 +7,14 @@
  *
  * Rules every entry point follows:
  *   - returns a ptxq_status; on failure ptxq_last_error() gives a per-thread message;
- *   - validates every argument before it enqueues anything: a failing call writes nothing;
+ *   - validates every argument before it enqueues anything: a failing call writes nothing
+ *     (one exception: where a call makes several launches, e.g. MXFP8 GEMM's dequantize path,
+ *     a driver failure of a later launch leaves the earlier ones' workspace writes; never the
+ *     output's);
  *   - a launch is stream-ordered and does no allocation and no synchronization, so it can be
- *     captured in a CUDA graph; memory is owned by the caller;
+ *     captured in a CUDA graph, once its kernels are loaded: the first call that uses a kernel
+ *     loads its module (cuModuleLoadData), so make each call once before capturing; memory is
+ *     owned by the caller;
  *   - a context may be used from several threads at once.
  */
 #ifndef PTXQ_H
@@ -466,14 +471,18 @@ ptxq_status ptxq_gemv(ptxq_context *ctx, const ptxq_gemv_desc *desc, const ptxq_
  *   NONE        rank-2 a, b, d: one GEMM. Rank-3 a [L, M, K] and d [L, M, N]: a strided batch,
  *               b [L, N, K] or rank-2 [N, K] (one B for every batch).
  *   MASKED      a [G, M, K], b [G, N, K], d [G, M, N]; group_rows I32 [G] (contiguous, device):
- *               group g uses its first group_rows[g] rows (clamped to M); other rows of d are
- *               not written (DeepGEMM's masked layout, e.g. MoE decode).
+ *               group g uses its first group_rows[g] rows, 0..M (larger counts are clamped to M;
+ *               the kernel compares unsigned, so a negative count takes all M rows); other rows
+ *               of d are not written (DeepGEMM's masked layout, e.g. MoE decode).
  *   CONTIGUOUS  a [M, K]: the groups' rows back to back; b [G, N, K]; d [M, N]; group_rows I32 [M]
  *               (device): the group of each row, < 0 for padding rows, which are not written,
  *               else < G: the kernel reads B's scales and the bias of that group, and the host
  *               cannot check device data, so a larger id reads past those tensors.
- *               Each 128-row tile (rows 128t..128t+127) must hold rows of one group (and padding):
- *               align every group's rows to 128 (DeepGEMM's m_indices layout). Clusters off.
+ *               Each 128-row tile (rows 128t..128t+127) must hold rows of one group (and padding
+ *               after them: the tile takes its first row's group, and a tile whose first row is
+ *               padding is skipped whole): align every group's rows to 128 (DeepGEMM's m_indices
+ *               layout). At least one group (b [0, N, K] with M > 0: PTXQ_ERR_SHAPE). Clusters
+ *               off.
  *   The device counts and maps are read by the kernel, never by the host (no sync).
  * Epilogue: alpha (0.0f is taken as 1.0f, so a zeroed desc computes the plain product; for
  * alpha = 0, pass zero scales); c NULL or d's dtype and shape, any row/batch strides, may be d
@@ -504,9 +513,11 @@ ptxq_status ptxq_gemv(ptxq_context *ctx, const ptxq_gemv_desc *desc, const ptxq_
  * fit; plan.cluster_split says so; PTXQ_GEMM_NO_CLUSTER_SPLIT keeps the workspace path). Tail
  * split (split_k = 0 with many tiles): when the last wave of tiles fills at most half of the SMs,
  * only its tiles are split that way, so that it ends sooner (the whole waves before it are not
- * split). Both need desc.workspace of ptxq_gemm_workspace_size() bytes (256-byte aligned;
- * planned for desc.ctas or 132 SMs, as that call sees no device: ptxq_gemm_plan_for gives the
- * figure for ctx's device, and a runtime-picked split that needs more than desc.workspace_bytes
+ * split). Both need desc.workspace of ptxq_gemm_workspace_size() bytes (256-byte aligned, as
+ * any workspace given is, split or not; planned for 132 SMs, as that call sees no device, and
+ * so are ptxq_gemm_validate's answers where a split depends on the SM count:
+ * ptxq_gemm_plan_for gives the figure for ctx's device, and a runtime-picked split that needs
+ * more than desc.workspace_bytes
  * is dropped, unless it runs across a cluster, which needs none); split_k = 1: no
  * split. The runtime zeroes the workspace's counters with a memset on the stream before each
  * launch that sums through the workspace (PTXQ_GEMM_COUNTERS_ZEROED: not, the caller vouches for
@@ -563,7 +574,9 @@ typedef struct ptxq_gemm_desc {
                                    runtime pairs FP8 TENSOR / ROW calls (any FP8 pair) from 16
                                    waves of tiles on, MX calls from one wave, never BLOCK, BF16
                                    or contiguous groups (src/gemm.c) */
-    int ctas;                   /* persistent grid: 0 = one CTA per SM, else at most this many */
+    int ctas;                   /* persistent grid: 0 = one CTA per SM, else at most this many
+                                   (rounded up to whole clusters; the split-K plan does not
+                                   look at it) */
     float alpha;                /* 0.0f = 1.0f */
     float beta;                 /* with c only */
     const ptxq_tensor *c;       /* NULL, or accumulate: d's dtype and shape */

@@ -237,9 +237,11 @@ static int row_scale(const ptxq_tensor *s, int64_t len, int64_t nb, const char *
         *stride = (uint64_t)s->stride[0];
         return PTXQ_OK;
     }
-    if (s->rank == 2 && nb > 1 && s->shape[0] == nb && s->shape[1] == len) {
+    /* [nb, len]; nb = 1 too ([1, M] for one batch: ptxq.h's batched form, refused until a
+     * review), its batch stride then unused */
+    if (s->rank == 2 && nb >= 1 && s->shape[0] == nb && s->shape[1] == len) {
         *stride = (uint64_t)s->stride[1];
-        *bs = (uint64_t)s->stride[0] * 4;
+        *bs = nb > 1 ? (uint64_t)s->stride[0] * 4 : 0;
         return PTXQ_OK;
     }
     if (s->rank == 2 && s->shape[0] == len && s->shape[1] == 1) {
@@ -372,6 +374,11 @@ static int plan_gemm(const ptxq_gemm_desc *desc, const ptxq_tensor *a, const ptx
     if (b->rank == 3 && gm != PTXQ_GEMM_GROUP_CONTIGUOUS && p->Lb != p->L)
         return ptxq_fail(PTXQ_ERR_SHAPE, "gemm: b has %lld batches, a %lld", (long long)p->Lb,
                          (long long)p->L);
+    /* rows with no group to read from: an empty b needs no data pointer, and its tensor map
+     * would point at address 0 (found by review) */
+    if (gm == PTXQ_GEMM_GROUP_CONTIGUOUS && p->Lb == 0 && p->M > 0)
+        return ptxq_fail(PTXQ_ERR_SHAPE, "gemm: contiguous grouping of %lld rows with no group "
+                         "(b is [0, N, K])", (long long)p->M);
     /* K: whole 16-byte pieces of a row (TMA), whole scale blocks */
     int kq = desc->scaling == PTXQ_GEMM_SCALE_BLOCK || desc->scaling == PTXQ_GEMM_SCALE_MX ? 128
              : bf16 ? 8 : 16;
@@ -793,6 +800,11 @@ static int cluster_split_may(const ptxq_gemm_desc *desc, const gemm_plan *p) {
  * asked for is an error without one. */
 static int plan_workspace(const ptxq_gemm_desc *desc, gemm_plan *p) {
     ptxq_gemm_args *g = &p->args;
+    /* NOTE: checked whether or not a split is planned, so that the answer does not depend on
+     * the shape or the device's SM count (a review found a misaligned workspace refused at
+     * M = 64 and accepted at M = 4096) */
+    if (desc->workspace % 256)
+        return ptxq_fail(PTXQ_ERR_ALIGNMENT, "gemm: workspace must be 256-byte aligned");
     if (g->splits <= 1) return PTXQ_OK;
     int have = desc->workspace && desc->workspace_bytes >= p->ws_bytes;
     if (!have && desc->split_k > 1)
@@ -808,8 +820,6 @@ static int plan_workspace(const ptxq_gemm_desc *desc, gemm_plan *p) {
         drop_split(p);
         return PTXQ_OK;
     }
-    if (desc->workspace % 256)
-        return ptxq_fail(PTXQ_ERR_ALIGNMENT, "gemm: workspace must be 256-byte aligned");
     g->ws = desc->workspace;
     g->cnt = desc->workspace + p->cnt_off;
     return PTXQ_OK;

@@ -508,10 +508,18 @@ static void test_validate_bf16_mx_path(void **state) {
     assert_true(ws < copies);
     v.desc.mx_path = (ptxq_gemm_mx_path)3;
     assert_int_equal(vrun(&v), PTXQ_ERR_INVALID_ARGUMENT);
-    /* AUTO with a misaligned workspace where it promotes anyway: accepted */
+    /* AUTO with a misaligned workspace where it promotes anyway: refused all the same (a
+     * workspace given must be aligned whatever the plan, so that the answer does not depend on
+     * the shape or the device; accepted until a review) */
     vcase_make(&v, PTXQ_GEMM_SCALE_MX, 64, 7168, 1024);
     v.desc.workspace = 0x1000010, v.desc.workspace_bytes = (size_t)1 << 30;
+    assert_int_equal(vrun(&v), PTXQ_ERR_ALIGNMENT);
+    v.desc.workspace = 0x1000000;
     assert_int_equal(vrun(&v), PTXQ_OK);
+    /* the same for a plain call that plans no split */
+    vcase_make(&v, PTXQ_GEMM_SCALE_TENSOR, 4096, 7168, 16384);
+    v.desc.workspace = 0x300000010, v.desc.workspace_bytes = (size_t)1 << 34;
+    assert_int_equal(vrun(&v), PTXQ_ERR_ALIGNMENT);
     /* forced DEQUANTIZE on an empty call (K = 0, M = 0): nothing to decode, no workspace asked */
     vcase_make(&v, PTXQ_GEMM_SCALE_MX, 300, 520, 0);
     v.desc.mx_path = PTXQ_GEMM_MX_DEQUANTIZE;
@@ -599,6 +607,18 @@ static void test_validate_batched(void **state) {
     assert_int_equal(vrun(&v), PTXQ_OK);
     v.b = ptxq_tensor_make(PTXQ_E4M3, 2, (int64_t[]){256, 256}, 0x300000);
     assert_int_equal(vrun(&v), PTXQ_ERR_SHAPE); /* grouped needs [G, N, K] */
+    /* no group at all for 512 rows: b [0, N, K] (data 0) refused; with M = 0 nothing to do */
+    v.sb = ptxq_tensor_make(PTXQ_F32, 1, (int64_t[]){1}, 0x50000);
+    v.b = ptxq_tensor_make(PTXQ_E4M3, 3, (int64_t[]){0, 256, 256}, 0);
+    assert_int_equal(vrun(&v), PTXQ_ERR_SHAPE);
+    if (!strstr(ptxq_last_error(), "no group")) fail_msg("'%s'", ptxq_last_error());
+    /* ROW scales of one batch in the batched form: a [1, M], b [1, N] */
+    vcase_make(&v, PTXQ_GEMM_SCALE_ROW, 300, 520, 256);
+    v.sa = ptxq_tensor_make(PTXQ_F32, 2, (int64_t[]){1, 300}, 0x40000);
+    v.sb = ptxq_tensor_make(PTXQ_F32, 2, (int64_t[]){1, 520}, 0x50000);
+    assert_int_equal(vrun(&v), PTXQ_OK);
+    v.sa.shape[0] = 2;
+    assert_int_equal(vrun(&v), PTXQ_ERR_SCALE_SHAPE);
     /* epilogue operands */
     vcase_make(&v, PTXQ_GEMM_SCALE_TENSOR, 100, 100, 64);
     v.d.dtype = PTXQ_F32;
@@ -1588,6 +1608,12 @@ static void test_split_counters_zeroed(void **state) {
     const int ncase = (int)(sizeof cases / sizeof cases[0]);
     for (int cs = 0; cs < ncase; ++cs) {
         const int64_t M = cases[cs].M, N = cases[cs].N, K = cases[cs].K;
+        if (!cases[cs].split && D->info.sm_count != 132) {
+            /* the tail split of 136 tiles needs 132 SMs (4 in the last wave; found by review) */
+            printf("[ SKIPPED  ] split counters case %d: its tail split is laid out for 132 SMs; "
+                   "this GPU has %d\n", cs, D->info.sm_count);
+            continue;
+        }
         rng64 rg = {g_gpu.seed++ * 2 + 1};
         uint64_t a[2], b = dev_alloc(D, (size_t)(N * K));
         for (int j = 0; j < 2; ++j) {
