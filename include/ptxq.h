@@ -34,7 +34,9 @@ extern "C" {
 /* ---- status ------------------------------------------------------------------------------- */
 typedef enum ptxq_status {
     PTXQ_OK = 0,
-    PTXQ_ERR_INVALID_ARGUMENT = 1, /* null pointer, bad enum, negative size */
+    PTXQ_ERR_INVALID_ARGUMENT = 1, /* null pointer, bad enum or desc field (a tensor's negative
+                                      shape or stride is PTXQ_ERR_SHAPE / PTXQ_ERR_STRIDE; a
+                                      scale layout value, PTXQ_ERR_SCALE_SHAPE) */
     PTXQ_ERR_NO_DRIVER = 2,        /* libcuda.so.1 could not be loaded or cuInit failed */
     PTXQ_ERR_NO_DEVICE = 3,        /* no GPU, or the ordinal is out of range */
     PTXQ_ERR_UNSUPPORTED_ARCH = 4, /* the library has no cubin for this device */

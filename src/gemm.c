@@ -228,7 +228,7 @@ static int scale_batch(const ptxq_tensor *s, int inner, int64_t nb, const char *
 }
 
 /* The vector scale of ROW mode: [len] or [len, 1], optionally after a batch dim of nb
- * ([nb, len] or [nb, len, 1]; with nb > 1, [nb, len] is read as batched). Returns the element
+ * ([nb, len] or [nb, len, 1]; [nb, len] is read as batched, nb = 1 too). Returns the element
  * stride and the batch stride in bytes (0: shared by every batch). */
 static int row_scale(const ptxq_tensor *s, int64_t len, int64_t nb, const char *what,
                      uint64_t *stride, uint64_t *bs) {

@@ -59,6 +59,74 @@ static void vcase_make(vcase *v, ptxq_gemm_scaling s, int64_t M, int64_t N, int6
 
 static ptxq_status vrun(vcase *v) { return ptxq_gemm_validate(&v->desc, &v->a, &v->b, &v->d); }
 
+/* Refusals no other test reaches (found by review with gcov): each case mutates a valid TENSOR
+ * call and names the status it must get; the message must name gemm. */
+static void test_validate_refusals(void **state) {
+    (void)state;
+    ptxq_tensor grp, c, bias;
+    for (int cs = 0; cs < 16; ++cs) {
+        vcase v;
+        vcase_make(&v, PTXQ_GEMM_SCALE_TENSOR, 300, 520, 256);
+        assert_int_equal(vrun(&v), PTXQ_OK);
+        ptxq_status want;
+        switch (cs) {
+        case 0: v.d.shape[1] = 521; want = PTXQ_ERR_SHAPE; break;
+        case 1: v.a.shape[0] = (int64_t)1 << 31; want = PTXQ_ERR_SHAPE; break; /* M = 2^31 */
+        case 2: v.a.stride[0] = 128; want = PTXQ_ERR_STRIDE; break;  /* a's rows overlap */
+        case 3: v.b.stride[0] = 255; want = PTXQ_ERR_STRIDE; break;  /* b's rows overlap */
+        case 4: v.d.stride[0] = 519; want = PTXQ_ERR_STRIDE; break;  /* d's rows overlap */
+        case 5: v.sa.data += 2; want = PTXQ_ERR_ALIGNMENT; break;    /* scale not 4-aligned */
+        case 6: v.desc.ctas = -1; want = PTXQ_ERR_INVALID_ARGUMENT; break;
+        case 7: v.desc.group_m = -3; want = PTXQ_ERR_INVALID_ARGUMENT; break;
+        case 8: /* c with a non-contiguous last dim */
+            c = v.d, c.data = 0x800000, c.stride[1] = 2, c.stride[0] = 1040;
+            v.desc.c = &c;
+            want = PTXQ_ERR_STRIDE;
+            break;
+        case 9: c = v.d, c.data = 0x800001, v.desc.c = &c, want = PTXQ_ERR_ALIGNMENT; break;
+        case 10: /* bias [N] strided */
+            bias = ptxq_tensor_make(PTXQ_F32, 1, (int64_t[]){520}, 0x900000);
+            bias.stride[0] = 2;
+            v.desc.bias = &bias;
+            want = PTXQ_ERR_STRIDE;
+            break;
+        case 11: /* masked grouping with rank-2 a */
+            v.desc.grouping = PTXQ_GEMM_GROUP_MASKED;
+            grp = ptxq_tensor_make(PTXQ_I32, 1, (int64_t[]){1}, 0x600000);
+            v.desc.group_rows = &grp;
+            want = PTXQ_ERR_SHAPE;
+            break;
+        case 12: /* contiguous grouping: group_rows not 4-byte aligned */
+            v.b = ptxq_tensor_make(PTXQ_E4M3, 3, (int64_t[]){2, 520, 256}, 0x200000);
+            v.desc.grouping = PTXQ_GEMM_GROUP_CONTIGUOUS;
+            grp = ptxq_tensor_make(PTXQ_I32, 1, (int64_t[]){300}, 0x600002);
+            v.desc.group_rows = &grp;
+            want = PTXQ_ERR_ALIGNMENT;
+            break;
+        case 13: /* BLOCK a_scale of rank 4 (TENSOR takes one element of any rank) */
+            vcase_make(&v, PTXQ_GEMM_SCALE_BLOCK, 300, 520, 256);
+            v.sa = ptxq_tensor_make(PTXQ_F32, 4, (int64_t[]){1, 1, 300, 2}, 0x40000);
+            want = PTXQ_ERR_SCALE_SHAPE;
+            break;
+        case 14: v.desc.grouping = (ptxq_gemm_grouping)5; want = PTXQ_ERR_INVALID_ARGUMENT; break;
+        default: v.b.dtype = PTXQ_I8; want = PTXQ_ERR_DTYPE; break;
+        }
+        ptxq_status st = vrun(&v);
+        if (st != want || !strstr(ptxq_last_error(), "gemm"))
+            fail_msg("case %d: %s (%s), want %s", cs, ptxq_status_name(st), ptxq_last_error(),
+                     ptxq_status_name(want));
+    }
+    /* NULL desc or tensors, and NULL outputs of the planning calls */
+    vcase v;
+    vcase_make(&v, PTXQ_GEMM_SCALE_TENSOR, 300, 520, 256);
+    assert_int_equal(ptxq_gemm_validate(NULL, &v.a, &v.b, &v.d), PTXQ_ERR_INVALID_ARGUMENT);
+    assert_int_equal(ptxq_gemm_validate(&v.desc, NULL, &v.b, &v.d), PTXQ_ERR_INVALID_ARGUMENT);
+    assert_int_equal(ptxq_gemm_validate(&v.desc, &v.a, NULL, &v.d), PTXQ_ERR_INVALID_ARGUMENT);
+    assert_int_equal(ptxq_gemm_validate(&v.desc, &v.a, &v.b, NULL), PTXQ_ERR_INVALID_ARGUMENT);
+    assert_int_not_equal(ptxq_gemm_workspace_size(&v.desc, &v.a, &v.b, &v.d, NULL), PTXQ_OK);
+    assert_int_not_equal(ptxq_gemm_kernel_for(&v.desc, &v.a, &v.b, &v.d, NULL, 64), PTXQ_OK);
+}
+
 /* MXFP8 (UE8M0 per 32 of K): every misuse refused with its status; the kernel names picked. */
 static void test_validate_mx(void **state) {
     (void)state;
@@ -1978,6 +2046,7 @@ int main(void) {
         cmocka_unit_test(test_validate_mx),
         cmocka_unit_test(test_validate_m192),
         cmocka_unit_test(test_validate_bf16_mx_path),
+        cmocka_unit_test(test_validate_refusals),
         cmocka_unit_test(test_pdl_chain),
         cmocka_unit_test(test_split_counters_zeroed),
         cmocka_unit_test(test_pdl_gemm_gemv),
