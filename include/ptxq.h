@@ -277,7 +277,7 @@ ptxq_status ptxq_quantize(ptxq_context *ctx, const ptxq_quant_desc *desc, const 
  *   a        [M, K] or [L, M, K]; innermost stride 1; 16-byte aligned base; row and batch pitches
  *            multiples of 16 bytes (E2M1: stride % 32 == 0, E4M3: % 16) where that dim exceeds 1.
  *   a_scale  PTXQ_SCALE_STRIDED: [M, K/B] or [L, M, K/B] (as a), one byte each, any strides
- *            whose offsets along K stay below 4 GiB (else PTXQ_ERR_STRIDE).
+ *            whose K stride times K/B stays below 4 GiB (else PTXQ_ERR_STRIDE).
  *            Row-major [L][M][K/B] is what ptxq_quantize writes (PTXQ_SCALE_STRIDED); the M-major
  *            layout (rows innermost) is strides too. NVFP4 runs fastest where each pair of
  *            scales (2j, 2j+1) of a row is one aligned 16-bit word, for A and for an NVFP4 x: K
@@ -294,14 +294,16 @@ ptxq_status ptxq_quantize(ptxq_context *ctx, const ptxq_quant_desc *desc, const 
  *            row-major (-0.2 to +4.9 points).
  *   x        [K] (every batch) or [L, K] / [1, K]; innermost stride 1; 16-byte aligned base and
  *            batch pitch.
- *   x_scale  shaped like x with K/B along K, any strides whose offsets along K stay below 4 GiB;
+ *   x_scale  shaped like x with K/B along K, any strides whose K stride times K/B stays below 4 GiB;
  *            NULL for BF16 / F16 x.
  *   y        [L, M] (or [M] when L = 1), aligned to its element size; strides that, taken in
  *            increasing order, each reach past everything the dimensions inside them address (so
  *            no two elements share one; a few interleaved layouts that would not collide are
  *            refused too), else PTXQ_ERR_STRIDE.
- * The stride of a dimension of size 1 is never checked or used. K must be a multiple of B (else
- * PTXQ_ERR_SHAPE); L * (M + 128) must stay below 2^31 (the grid; else PTXQ_ERR_SHAPE); K = 0
+ * The strides of a's, x's and y's dimensions of size 1 are neither checked nor used (the scales'
+ * K strides are checked as above even where K/B = 1). K must be a multiple of B (else
+ * PTXQ_ERR_SHAPE); with M > 0, L * (M + 128) must stay below 2^31 (the grid; else
+ * PTXQ_ERR_SHAPE); K = 0
  * writes zeros; M = 0 or L = 0 enqueues nothing. UE8M0 code 0 is 2^-127, 255 NaN; UE4M3's bit 7 is ignored (code 0x7F is NaN).
  *
  * Numerics: FP4 x FP4 block dot products are exact (sm_90a: int32 dp4a of doubled E2M1 values,
@@ -516,8 +518,8 @@ ptxq_status ptxq_gemv(ptxq_context *ctx, const ptxq_gemv_desc *desc, const ptxq_
  * split (split_k = 0 with many tiles): when the last wave of tiles fills at most half of the SMs,
  * only its tiles are split that way, so that it ends sooner (the whole waves before it are not
  * split). Both need desc.workspace of ptxq_gemm_workspace_size() bytes (256-byte aligned, as
- * any workspace given is, split or not; planned for 132 SMs, as that call sees no device, and
- * so are ptxq_gemm_validate's answers where a split depends on the SM count:
+ * any workspace given is, split or not; planned for desc.ctas, else 132 SMs, as that call sees
+ * no device, and so are ptxq_gemm_validate's answers where a split depends on the SM count:
  * ptxq_gemm_plan_for gives the figure for ctx's device, and a runtime-picked split that needs
  * more than desc.workspace_bytes
  * is dropped, unless it runs across a cluster, which needs none); split_k = 1: no
@@ -577,8 +579,9 @@ typedef struct ptxq_gemm_desc {
                                    waves of tiles on, MX calls from one wave, never BLOCK, BF16
                                    or contiguous groups (src/gemm.c) */
     int ctas;                   /* persistent grid: 0 = one CTA per SM, else at most this many
-                                   (rounded up to whole clusters; the split-K plan does not
-                                   look at it) */
+                                   in whole clusters (rounded down, but at least one cluster);
+                                   the tail split and the cluster sum plan for it, an automatic
+                                   split_k for the SM count */
     float alpha;                /* 0.0f = 1.0f */
     float beta;                 /* with c only */
     const ptxq_tensor *c;       /* NULL, or accumulate: d's dtype and shape */

@@ -151,7 +151,7 @@ static int plan_shape(const ptxq_gemv_desc *d, const ptxq_tensor *a, const ptxq_
      * ptxq_gemv (a review found validate accepting a grid the plan then refused) */
     if (s->M > 0x7FFFFFFFll || s->L > 0x7FFFFFFFll || ceil_div(elem_bytes(elem, s->K), 16) > 0x7FFFFFF0ll)
         return ptxq_fail(PTXQ_ERR_SHAPE, "gemv: M, L or K is too large for one launch");
-    if (s->L * (s->M + 128) > 0x7FFFFFFFll)
+    if (s->M > 0 && s->L * (s->M + 128) > 0x7FFFFFFFll)
         return ptxq_fail(PTXQ_ERR_SHAPE, "gemv: L * (M + 128) = %lld exceeds 2^31 - 1 (the grid)",
                          (long long)(s->L * (s->M + 128)));
     if (a->stride[ra - 1] != 1)

@@ -680,6 +680,10 @@ static void test_validate_batched(void **state) {
     v.b = ptxq_tensor_make(PTXQ_E4M3, 3, (int64_t[]){0, 256, 256}, 0);
     assert_int_equal(vrun(&v), PTXQ_ERR_SHAPE);
     if (!strstr(ptxq_last_error(), "no group")) fail_msg("'%s'", ptxq_last_error());
+    v.a = ptxq_tensor_make(PTXQ_E4M3, 2, (int64_t[]){0, 256}, 0x10000);
+    v.d = ptxq_tensor_make(PTXQ_BF16, 2, (int64_t[]){0, 256}, 0x30000);
+    t = ptxq_tensor_make(PTXQ_I32, 1, (int64_t[]){0}, 0x60000);
+    assert_int_equal(vrun(&v), PTXQ_OK); /* M = 0: nothing to do, no group needed */
     /* ROW scales of one batch in the batched form: a [1, M], b [1, N] */
     vcase_make(&v, PTXQ_GEMM_SCALE_ROW, 300, 520, 256);
     v.sa = ptxq_tensor_make(PTXQ_F32, 2, (int64_t[]){1, 300}, 0x40000);

@@ -116,6 +116,32 @@ static void plan_nvfp4(struct ptxq_context *ctx, int64_t M, int64_t K, int64_t L
                  ptxq_status_name(st), ptxq_last_error());
 }
 
+/* The grid bound at its edge: validate and plan_for agree (L = 2^20, K = 32: M = 1919 fits
+ * L * (M + 128) < 2^31, M = 2000 does not, though its plans' grids would). */
+static void test_plan_grid_bound(void **state) {
+    (void)state;
+    struct ptxq_context ctx = fake_sm90(4800);
+    for (int i = 0; i < 2; ++i) {
+        int64_t L = 1 << 20, M = i ? 2000 : 1919, K = 32;
+        int64_t ash[3] = {L, M, K}, ssh[3] = {L, M, 2}, xsh[2] = {L, K}, xssh[2] = {L, 2},
+                ysh[2] = {L, M};
+        ptxq_gemv_desc d = plan_desc(PTXQ_GEMV_NVFP4, 0, 0, 0);
+        ptxq_tensor a = ptxq_tensor_make(PTXQ_E2M1, 3, ash, 0x10000000);
+        ptxq_tensor as = ptxq_tensor_make(PTXQ_UE4M3, 3, ssh, 0x20000000);
+        ptxq_tensor x = ptxq_tensor_make(PTXQ_E2M1, 2, xsh, 0x30000000);
+        ptxq_tensor xs = ptxq_tensor_make(PTXQ_UE4M3, 2, xssh, 0x40000000);
+        ptxq_tensor y = ptxq_tensor_make(PTXQ_F16, 2, ysh, 0x50000000);
+        ptxq_gemv_plan p;
+        ptxq_status v = ptxq_gemv_validate(&d, &a, &as, &x, &xs, &y);
+        ptxq_status q = ptxq_gemv_plan_for(&ctx, &d, &a, &as, &x, &xs, &y, &p);
+        ptxq_status want = i ? PTXQ_ERR_SHAPE : PTXQ_OK;
+        if (v != want || q != want)
+            fail_msg("M = %lld: validate %s, plan_for %s (%s), want %s", (long long)M,
+                     ptxq_status_name(v), ptxq_status_name(q), ptxq_last_error(),
+                     ptxq_status_name(want));
+    }
+}
+
 /* The plans on a made-up H100-like sm_90a, M = 300 (ragged), K = 2080, L = 2, r4 k1:
  * - M = 0 plans (grid 0: the call enqueues nothing, as ptxq.h says; a NaN score had failed it
  *   with PTXQ_ERR_NOT_FOUND);
@@ -379,6 +405,18 @@ static void test_validate_good(void **state) {
     one.y = ptxq_tensor_make(PTXQ_F16, 2, oy, 0x500002);
     one.y.stride[0] = INT64_MAX; /* never multiplied (a review found it overflowing) */
     expect_ok(one);
+    /* 128x4 scales with L = 0: nothing bounds M * K then, and nothing is needed (the size
+     * product overflowed until a review) */
+    vcall e = good_call();
+    int64_t ea[3] = {0, 1 << 20, 1 << 20}, ex[2] = {0, 1 << 20}, exs[2] = {0, 1 << 16},
+            ey[2] = {0, 1 << 20}, es = 0;
+    e.d.a_scale_layout = PTXQ_SCALE_128x4;
+    e.a = ptxq_tensor_make(PTXQ_E2M1, 3, ea, 0x100000);
+    e.as = ptxq_tensor_make(PTXQ_UE4M3, 1, &es, 0x200000);
+    e.x = ptxq_tensor_make(PTXQ_E2M1, 2, ex, 0x300000);
+    e.xs = ptxq_tensor_make(PTXQ_UE4M3, 2, exs, 0x400000);
+    e.y = ptxq_tensor_make(PTXQ_F16, 2, ey, 0x500000);
+    expect_ok(e);
     int64_t a0[2] = {5, 0}, s0[2] = {5, 0}, x0 = 0, y0 = 5;
     vcall z = good_call();
     z.a = ptxq_tensor_make(PTXQ_E2M1, 2, a0, 0);
@@ -1880,6 +1918,7 @@ int main(void) {
         cmocka_unit_test(test_plan_layouts),
         cmocka_unit_test(test_plan_sf128_h200),
         cmocka_unit_test(test_plan_tc_ring),
+        cmocka_unit_test(test_plan_grid_bound),
         cmocka_unit_test(test_registry),
         cmocka_unit_test(test_sass),
         cmocka_unit_test(test_sass_load_order),
