@@ -434,6 +434,17 @@ def decode_a_i8(k, w, tag, shift="shr"):
     return out
 
 
+def opaque_tables(k, tid, tables):
+    """Registers %name = val for (name, val) in tables, as val times unit (1, a kernel argument)
+    and a thread-dependent 1 (tid | 1, masked by unit): ptxas cannot fold them into constants."""
+    uv = k.reg(".b32", "unit_v")
+    k(f"or.b32 {uv}, {tid}, 1")
+    k(f"and.b32 {uv}, {uv}, %a_unit")
+    for name, val in tables:
+        k.reg(".b32", name)
+        k(f"mul.lo.u32 %{name}, {uv}, 0x{val:08X}")
+
+
 def decode_fp8(k, w, tag):
     """One word of 4 E4M3 codes -> 2 f16x2 (elements (0,1), (2,3))."""
     lo, hi = k.reg(".b16", f"{tag}q0"), k.reg(".b16", f"{tag}q1")
@@ -701,13 +712,8 @@ class GV:
             k.comment("E2M1 magnitude -> 2 * value as int8, and negated, tables for prmt. Times\n"
                       "unit (1), so ptxas keeps them in registers instead of rematerializing a\n"
                       "constant (an IMAD move) before every prmt")
-            uv = k.reg(".b32", "unit_v")
-            k(f"or.b32 {uv}, %thread, 1")
-            k(f"and.b32 {uv}, {uv}, %a_unit")
-            for name, val in (("i8lo", I8_LO), ("i8hi", I8_HI), ("neglo", NEG_LO),
-                              ("neghi", NEG_HI)):
-                k.reg(".b32", name)
-                k(f"mul.lo.u32 %{name}, {uv}, 0x{val:08X}")
+            opaque_tables(k, "%thread", (("i8lo", I8_LO), ("i8hi", I8_HI), ("neglo", NEG_LO),
+                                          ("neghi", NEG_HI)))
         elif self.fp4 and self.target == "sm_90a":
             k.comment("E2M1 magnitude -> f16 high byte table for prmt (codes 0-3, 4-7)")
             k.reg(".b32", "lut0")
@@ -1840,12 +1846,7 @@ class TC(GV):
         k("sub.u32 %mlast, %a_m, 1")
         if self.p.get("i8px"):
             k.comment("i8px (timing only): decode_a_i8's tables, opaque to ptxas as in GV.setup")
-            uv = k.reg(".b32", "unit_v")
-            k(f"or.b32 {uv}, %lane, 1")
-            k(f"and.b32 {uv}, {uv}, %a_unit")
-            for name, val in (("i8lo", I8_LO), ("i8hi", I8_HI)):
-                k.reg(".b32", name)
-                k(f"mul.lo.u32 %{name}, {uv}, 0x{val:08X}")
+            opaque_tables(k, "%lane", (("i8lo", I8_LO), ("i8hi", I8_HI)))
         for rr in ("A", "B"):
             rc, r64 = k.reg(".b32", f"rowc{rr}"), k.reg(".b64", f"row64{rr}")
             k(f"min.u32 {rc}, %row{rr}, %mlast")

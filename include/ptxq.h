@@ -303,8 +303,8 @@ ptxq_status ptxq_quantize(ptxq_context *ctx, const ptxq_quant_desc *desc, const 
  * The strides of a's, x's and y's dimensions of size 1 are neither checked nor used (the scales'
  * K strides are checked as above even where K/B = 1). K must be a multiple of B (else
  * PTXQ_ERR_SHAPE); with M > 0, L * (M + 128) must stay below 2^31 (the grid; else
- * PTXQ_ERR_SHAPE); K = 0
- * writes zeros; M = 0 or L = 0 enqueues nothing. UE8M0 code 0 is 2^-127, 255 NaN; UE4M3's bit 7 is ignored (code 0x7F is NaN).
+ * PTXQ_ERR_SHAPE); K = 0 writes zeros; M = 0 or L = 0 enqueues nothing. UE8M0 code 0 is
+ * 2^-127, 255 NaN; UE4M3's bit 7 is ignored (code 0x7F is NaN).
  *
  * Numerics: FP4 x FP4 block dot products are exact (sm_90a: int32 dp4a of doubled E2M1 values,
  * read back as f32 exactly; sm_100a / sm_120a: f16x2 FMAs whose partial sums stay exactly

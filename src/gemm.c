@@ -800,11 +800,6 @@ static int cluster_split_may(const ptxq_gemm_desc *desc, const gemm_plan *p) {
  * asked for is an error without one. */
 static int plan_workspace(const ptxq_gemm_desc *desc, gemm_plan *p) {
     ptxq_gemm_args *g = &p->args;
-    /* NOTE: checked whether or not a split is planned, so that the answer does not depend on
-     * the shape or the device's SM count (a review found a misaligned workspace refused at
-     * M = 64 and accepted at M = 4096) */
-    if (desc->workspace % 256)
-        return ptxq_fail(PTXQ_ERR_ALIGNMENT, "gemm: workspace must be 256-byte aligned");
     if (g->splits <= 1) return PTXQ_OK;
     int have = desc->workspace && desc->workspace_bytes >= p->ws_bytes;
     if (!have && desc->split_k > 1)
@@ -906,6 +901,11 @@ static int plan_call(const ptxq_gemm_desc *desc, const ptxq_tensor *a, const ptx
     if (desc->flags & ~(PTXQ_GEMM_NO_PDL | PTXQ_GEMM_COUNTERS_ZEROED | PTXQ_GEMM_NO_CLUSTER_SPLIT))
         return ptxq_fail(PTXQ_ERR_INVALID_ARGUMENT, "gemm: unknown flags 0x%x (PTXQ_GEMM_NO_PDL | "
                          "PTXQ_GEMM_COUNTERS_ZEROED | PTXQ_GEMM_NO_CLUSTER_SPLIT)", desc->flags);
+    /* NOTE: one check for every path, whether or not a split or the MX copies are planned, so
+     * that the answer does not depend on the shape or the device's SM count (a review found a
+     * misaligned workspace refused at M = 64 and accepted at M = 4096) */
+    if (!sizing && desc->workspace % 256)
+        return ptxq_fail(PTXQ_ERR_ALIGNMENT, "gemm: workspace must be 256-byte aligned");
     /* MX: an empty call (K = 0: D = beta C + bias; nothing to enqueue) has nothing to decode */
     int empty = p->M == 0 || p->N == 0 || p->L == 0 || p->K == 0;
     if (desc->scaling == PTXQ_GEMM_SCALE_MX && desc->mx_path != PTXQ_GEMM_MX_PROMOTE && !empty) {
@@ -923,8 +923,6 @@ static int plan_call(const ptxq_gemm_desc *desc, const ptxq_tensor *a, const ptx
              * group's capacity rows, while the valid rows (device data) may be few */
             int auto_ok = desc->grouping != PTXQ_GEMM_GROUP_MASKED && mx_prefers_dequant(p);
             x->on = forced || (auto_ok && (sizing || fits));
-            if (x->on && !sizing && desc->workspace % 256)
-                return ptxq_fail(PTXQ_ERR_ALIGNMENT, "gemm: workspace must be 256-byte aligned");
         }
         if (x->on && (st = plan_gemm(&x->d16, &x->a16, &x->b16, d, sms, p))) return st;
     }

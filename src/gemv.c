@@ -149,7 +149,9 @@ static int plan_shape(const ptxq_gemv_desc *d, const ptxq_tensor *a, const ptxq_
      * the grid every plan satisfies (L * row tiles <= L * (M + 128): tiles of whole 32 * R-row
      * blocks add at most 128 rows), so that ptxq_gemv_validate, which has no plan, agrees with
      * ptxq_gemv (a review found validate accepting a grid the plan then refused) */
-    if (s->M > 0x7FFFFFFFll || s->L > 0x7FFFFFFFll || ceil_div(elem_bytes(elem, s->K), 16) > 0x7FFFFFF0ll)
+    int64_t row_bytes = elem_bytes(elem, s->K);
+    s->nch = ceil_div(row_bytes, 16);
+    if (s->M > 0x7FFFFFFFll || s->L > 0x7FFFFFFFll || s->nch > 0x7FFFFFF0ll)
         return ptxq_fail(PTXQ_ERR_SHAPE, "gemv: M, L or K is too large for one launch");
     if (s->M > 0 && s->L * (s->M + 128) > 0x7FFFFFFFll)
         return ptxq_fail(PTXQ_ERR_SHAPE, "gemv: L * (M + 128) = %lld exceeds 2^31 - 1 (the grid)",
@@ -163,8 +165,6 @@ static int plan_shape(const ptxq_gemv_desc *d, const ptxq_tensor *a, const ptxq_
     if (a->data % 16)
         return ptxq_fail(PTXQ_ERR_ALIGNMENT, "gemv: a data 0x%llx is not 16-byte aligned",
                          (unsigned long long)a->data);
-    int64_t row_bytes = elem_bytes(elem, s->K);
-    s->nch = ceil_div(row_bytes, 16);
 
     /* x and its scales */
     int quant_x = x->dtype == elem;

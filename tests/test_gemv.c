@@ -94,23 +94,30 @@ static ptxq_gemv_desc plan_desc(ptxq_gemv_format f, int rows, int kw, int pipeli
     return d;
 }
 
+/* NVFP4 x NVFP4 [L, M, K] tensors a, a_scale, x, x_scale, y (F16) at made-up addresses; A's
+ * scales row-major or (sf) in 128x4. */
+static void nvfp4_tensors(int64_t M, int64_t K, int64_t L, int sf, ptxq_tensor t[5]) {
+    int64_t nk = K / 16;
+    int64_t ash[3] = {L, M, K}, ssh[3] = {L, M, nk}, xsh[2] = {L, K}, xssh[2] = {L, nk};
+    int64_t ysh[2] = {L, M}, n128 = L * ((M + 127) / 128) * ((nk + 3) / 4) * 512;
+    t[0] = ptxq_tensor_make(PTXQ_E2M1, 3, ash, 0x10000000);
+    t[1] = sf ? ptxq_tensor_make(PTXQ_UE4M3, 1, &n128, 0x20000000)
+              : ptxq_tensor_make(PTXQ_UE4M3, 3, ssh, 0x20000000);
+    t[2] = ptxq_tensor_make(PTXQ_E2M1, 2, xsh, 0x30000000);
+    t[3] = ptxq_tensor_make(PTXQ_UE4M3, 2, xssh, 0x40000000);
+    t[4] = ptxq_tensor_make(PTXQ_F16, 2, ysh, 0x50000000);
+}
+
 /* ptxq_gemv_plan_for on ctx, NVFP4 x NVFP4 [L, M, K], y F16; A's scales row-major or (sf) in
  * 128x4; rows / kw / pipelined: the desc fields (0: the runtime's choice). */
 static void plan_nvfp4(struct ptxq_context *ctx, int64_t M, int64_t K, int64_t L, int sf, int rows,
                        int kw, int pipelined, ptxq_gemv_plan *p) {
-    int64_t nk = K / 16;
-    int64_t ash[3] = {L, M, K}, ssh[3] = {L, M, nk}, xsh[2] = {L, K}, xssh[2] = {L, nk};
-    int64_t ysh[2] = {L, M}, n128 = L * ((M + 127) / 128) * ((nk + 3) / 4) * 512;
+    ptxq_tensor t[5];
+    nvfp4_tensors(M, K, L, sf, t);
     ptxq_gemv_desc d = plan_desc(PTXQ_GEMV_NVFP4, rows, kw, pipelined);
     d.a_scale_layout = sf ? PTXQ_SCALE_128x4 : PTXQ_SCALE_STRIDED;
-    ptxq_tensor a = ptxq_tensor_make(PTXQ_E2M1, 3, ash, 0x10000000);
-    ptxq_tensor as = sf ? ptxq_tensor_make(PTXQ_UE4M3, 1, &n128, 0x20000000)
-                        : ptxq_tensor_make(PTXQ_UE4M3, 3, ssh, 0x20000000);
-    ptxq_tensor x = ptxq_tensor_make(PTXQ_E2M1, 2, xsh, 0x30000000);
-    ptxq_tensor xs = ptxq_tensor_make(PTXQ_UE4M3, 2, xssh, 0x40000000);
-    ptxq_tensor y = ptxq_tensor_make(PTXQ_F16, 2, ysh, 0x50000000);
     memset(p, 0x7f, sizeof *p);
-    ptxq_status st = ptxq_gemv_plan_for(ctx, &d, &a, &as, &x, &xs, &y, p);
+    ptxq_status st = ptxq_gemv_plan_for(ctx, &d, &t[0], &t[1], &t[2], &t[3], &t[4], p);
     if (st != PTXQ_OK)
         fail_msg("(%lld,%lld,%lld): %s: %s", (long long)M, (long long)K, (long long)L,
                  ptxq_status_name(st), ptxq_last_error());
@@ -122,18 +129,13 @@ static void test_plan_grid_bound(void **state) {
     (void)state;
     struct ptxq_context ctx = fake_sm90(4800);
     for (int i = 0; i < 2; ++i) {
-        int64_t L = 1 << 20, M = i ? 2000 : 1919, K = 32;
-        int64_t ash[3] = {L, M, K}, ssh[3] = {L, M, 2}, xsh[2] = {L, K}, xssh[2] = {L, 2},
-                ysh[2] = {L, M};
+        int64_t M = i ? 2000 : 1919;
+        ptxq_tensor t[5];
+        nvfp4_tensors(M, 32, 1 << 20, 0, t);
         ptxq_gemv_desc d = plan_desc(PTXQ_GEMV_NVFP4, 0, 0, 0);
-        ptxq_tensor a = ptxq_tensor_make(PTXQ_E2M1, 3, ash, 0x10000000);
-        ptxq_tensor as = ptxq_tensor_make(PTXQ_UE4M3, 3, ssh, 0x20000000);
-        ptxq_tensor x = ptxq_tensor_make(PTXQ_E2M1, 2, xsh, 0x30000000);
-        ptxq_tensor xs = ptxq_tensor_make(PTXQ_UE4M3, 2, xssh, 0x40000000);
-        ptxq_tensor y = ptxq_tensor_make(PTXQ_F16, 2, ysh, 0x50000000);
         ptxq_gemv_plan p;
-        ptxq_status v = ptxq_gemv_validate(&d, &a, &as, &x, &xs, &y);
-        ptxq_status q = ptxq_gemv_plan_for(&ctx, &d, &a, &as, &x, &xs, &y, &p);
+        ptxq_status v = ptxq_gemv_validate(&d, &t[0], &t[1], &t[2], &t[3], &t[4]);
+        ptxq_status q = ptxq_gemv_plan_for(&ctx, &d, &t[0], &t[1], &t[2], &t[3], &t[4], &p);
         ptxq_status want = i ? PTXQ_ERR_SHAPE : PTXQ_OK;
         if (v != want || q != want)
             fail_msg("M = %lld: validate %s, plan_for %s (%s), want %s", (long long)M,
