@@ -13,10 +13,13 @@ Work decomposition
 
 Numerics (the CPU reference in src/quant_ref.c follows these exact f32 steps, so codes compare
 bit for bit):
-  FP8 / INT8: scale = amax / fmax; inv = fmax / amax (0 if amax == 0); q = cvt.rn.sat(x * inv).
+  FP8 / INT8: a = amax, raised to fmax * 2^-126 if positive and below; scale = a / fmax;
+         inv = fmax / a (0 if amax == 0); static: inv = min(1 / scale, FLT_MAX) (0 if scale <= 0);
+         q = cvt.rn.sat(x * inv).
   MXFP8: code = max(expfield(amax) - emax, 0) (255 if amax is Inf/NaN), inv = 2^(127 - code).
-  NVFP4: g = amax_t / 2688; s = e4m3(amax16 * (1 / (6 g))) (0 if g == 0); inv = 1 / (dec(s) * g)
-         (0 if that is 0); q = e2m1(f16(x * inv)).
+  NVFP4: g = amax_t / 2688, raised to 2^-117 if positive and below (or static);
+         s = e4m3(amax16 * min(1 / (6 g), FLT_MAX)) (0 if g == 0);
+         inv = min(1 / (dec(s) * g), FLT_MAX) (0 if dec(s) * g is 0); q = e2m1(f16(x * inv)).
 Divisions and reciprocals are div.rn / rcp.rn (IEEE), so the host reference reproduces them.
 """
 
@@ -201,12 +204,20 @@ class Q:
             o *= 2
 
     def fp8_scale(self, amax, scale, inv, fmax):
-        """scale = amax / fmax; inv = amax > 0 ? fmax / amax : 0 (IEEE divisions)."""
+        """scale = a / fmax; inv = amax > 0 ? fmax / a : 0 (IEEE divisions), where a is amax
+        raised to fmax * 2^-126 when it is positive and below that.
+        NOTE: without the floor an amax under fmax / FLT_MAX (1.3e-36 for E4M3) made inv Inf,
+        so zeros encoded as NaN (0 * Inf) and every other value saturated (found by review);
+        with it the scale is never subnormal and inv at most 2^126."""
         k = self.k
-        p = k.reg(".pred", "p_pos")
-        k(f"div.rn.f32 {scale}, {amax}, {f32(fmax)}")
+        p, ps = k.reg(".pred", "p_pos"), k.reg(".pred", "p_tiny")
+        a = k.reg(".f32", "amax_fl")
+        floor = f32(fmax * 2.0 ** -126)
         k(f"setp.gt.f32 {p}, {amax}, 0f00000000")
-        k(f"div.rn.f32 {inv}, {f32(fmax)}, {amax}")
+        k(f"setp.lt.and.f32 {ps}, {amax}, {floor}, {p}")
+        k(f"selp.f32 {a}, {floor}, {amax}, {ps}")
+        k(f"div.rn.f32 {scale}, {a}, {f32(fmax)}")
+        k(f"div.rn.f32 {inv}, {f32(fmax)}, {a}")
         k(f"selp.f32 {inv}, {inv}, 0f00000000, {p}")
 
     def encode_store(self, vals, inv, qaddr, valid):
@@ -550,11 +561,19 @@ class Q:
             k(f"@{ps} bra.uni G_READY")
             k(f"ld.global.f32 {g}, [%a_amax]")
             k(f"div.rn.f32 {g}, {g}, {f32(6.0 * 448.0)}")
+            k.comment("a positive g below 2^-117 is raised to it: dec(s) * g >= 2^-9 * g then stays\n"
+                      "normal and its reciprocal finite (a tinier g gave Inf / NaN scales)")
+            pg, pt = k.reg(".pred", "p_gpos"), k.reg(".pred", "p_gtiny")
+            k(f"setp.gt.f32 {pg}, {g}, 0f00000000")
+            k(f"setp.lt.and.f32 {pt}, {g}, {f32(2.0 ** -117)}, {pg}")
+            k(f"selp.f32 {g}, {f32(2.0 ** -117)}, {g}, {pt}")
             k(f"@{p_first} st.global.f32 [%a_gscale], {g}")
             k.label("G_READY")
             i6 = k.reg(".f32", "inv6g")
             k(f"mul.rn.f32 {i6}, {g}, {f32(6.0)}")
             k(f"rcp.rn.f32 {i6}, {i6}")
+            k.comment("at most FLT_MAX: a static g below 1 / (6 FLT_MAX) (or 0) must not make it Inf")
+            k(f"min.f32 {i6}, {i6}, 0f7F7FFFFF")
             if self.target == "sm_90a":
                 self.load_fp4_constants()
         k.blank()
@@ -661,6 +680,7 @@ class Q:
         k(f"ld.global.f32 {scale}, [%a_s]")
         k(f"setp.gt.f32 {pz}, {scale}, 0f00000000")
         k(f"div.rn.f32 {inv}, 0f3F800000, {scale}")
+        k(f"min.f32 {inv}, {inv}, 0f7F7FFFFF")
         k(f"selp.f32 {inv}, {inv}, 0f00000000, {pz}")
         k.label("SCALE_READY")
 
@@ -711,6 +731,7 @@ class Q:
             k(f"mul.rn.f32 {sc}, {sc}, %gscale")
             k(f"setp.gt.f32 {pz}, {sc}, 0f00000000")
             k(f"rcp.rn.f32 {inv}, {sc}")
+            k(f"min.f32 {inv}, {inv}, 0f7F7FFFFF")
             k(f"selp.f32 {inv}, {inv}, 0f00000000, {pz}")
         self.encode_store(f, inv, qaddr, valid)
         # the first lane of each block stores its scale

@@ -165,11 +165,13 @@ static int plan_quant(const ptxq_quant_desc *d, const ptxq_tensor *x, const ptxq
         return ptxq_fail(PTXQ_ERR_ALIGNMENT, "quantize: q data 0x%llx is not %d-byte aligned",
                          (unsigned long long)q->data, qstore);
     for (int i = 0; i < r - 1; ++i) {
-        if ((x->stride[i] * esz) % 16)
+        /* a size-1 dimension's stride is never multiplied by a nonzero index: not checked (as in
+         * ptxq_check_tensor; found by review: x [1, 256] with stride 3 was refused) */
+        if (x->shape[i] != 1 && (x->stride[i] * esz) % 16)
             return ptxq_fail(PTXQ_ERR_ALIGNMENT, "quantize: x.stride[%d] = %lld elements is not a "
                              "multiple of 16 bytes", i, (long long)x->stride[i]);
         int64_t qb = q->dtype == PTXQ_E2M1 ? q->stride[i] / 2 : q->stride[i];
-        if ((q->dtype == PTXQ_E2M1 && q->stride[i] % 2) || qb % qstore)
+        if (q->shape[i] != 1 && ((q->dtype == PTXQ_E2M1 && q->stride[i] % 2) || qb % qstore))
             return ptxq_fail(PTXQ_ERR_ALIGNMENT, "quantize: q.stride[%d] = %lld elements is not a "
                              "multiple of %d bytes", i, (long long)q->stride[i], qstore);
     }
@@ -242,6 +244,13 @@ static int plan_quant(const ptxq_quant_desc *d, const ptxq_tensor *x, const ptxq
     if (d->mode == PTXQ_QUANT_NVFP4 && (!d->global_scale || d->global_scale % 4))
         return ptxq_fail(PTXQ_ERR_INVALID_ARGUMENT, "quantize: NVFP4 needs desc.global_scale, a "
                          "4-byte aligned device float");
+    /* the per-tensor words: the kernels read amax while one thread writes the scale (found by
+     * review: one word for both raced) */
+    if (d->amax && d->mode == PTXQ_QUANT_NVFP4 && d->amax == d->global_scale)
+        return ptxq_fail(PTXQ_ERR_INVALID_ARGUMENT, "quantize: desc.amax and desc.global_scale are "
+                         "one word");
+    if (d->amax && d->mode == PTXQ_QUANT_FP8_TENSOR && d->amax == s->data)
+        return ptxq_fail(PTXQ_ERR_INVALID_ARGUMENT, "quantize: desc.amax is the scale's word");
 
     /* Row modes: a CTA keeps the row in registers (one read of x) when the row fits and is long
      * enough to occupy the CTA; short or very long rows go to the warp-per-row kernel, which
@@ -271,7 +280,9 @@ static int plan_quant(const ptxq_quant_desc *d, const ptxq_tensor *x, const ptxq
     a->xs0 = xs[0]; a->xs1 = xs[1]; a->xs2 = xs[2];
     a->qs0 = qs[0]; a->qs1 = qs[1]; a->qs2 = qs[2];
     a->ss0 = ss[0]; a->ss1 = ss[1]; a->ss2 = ss[2];
-    a->ssk = d->scale_layout == PTXQ_SCALE_STRIDED && p->block > 0 ? (uint64_t)s->stride[r - 1] : 0;
+    /* one scale a row (nk = 1): its K stride is never used */
+    a->ssk = d->scale_layout == PTXQ_SCALE_STRIDED && p->block > 0 && p->nk > 1
+                 ? (uint64_t)s->stride[r - 1] : 0;
     a->d1 = (uint32_t)xd[1];
     a->d2 = (uint32_t)xd[2];
     a->vpr = (uint32_t)(p->K / p->vec);
@@ -291,7 +302,8 @@ static int plan_quant(const ptxq_quant_desc *d, const ptxq_tensor *x, const ptxq
         a->flags |= PTXQ_QUANT_FLAG_FLAT;
     if (a->ssk > 0xFFFFFFFFull)
         return ptxq_fail(PTXQ_ERR_STRIDE, "quantize: the scale stride along K exceeds 2^32 elements");
-    if (p->rows > 0xFFFFFFFFll || xd[1] > 0xFFFFFFFFll || xd[2] > 0xFFFFFFFFll)
+    /* (an empty x enqueues nothing, whatever its other dimensions) */
+    if (p->rows * p->K > 0 && (p->rows > 0xFFFFFFFFll || xd[1] > 0xFFFFFFFFll || xd[2] > 0xFFFFFFFFll))
         return ptxq_fail(PTXQ_ERR_SHAPE, "quantize: a dimension exceeds 2^32");
     return PTXQ_OK;
 }
@@ -321,9 +333,15 @@ ptxq_status ptxq_quant_scale_shape(const ptxq_quant_desc *d, const ptxq_tensor *
                          (long long)K, block);
     int64_t shape[PTXQ_MAX_RANK];
     int rank = x->rank;
+    if (d->scale_layout != PTXQ_SCALE_STRIDED && d->scale_layout != PTXQ_SCALE_128x4)
+        return ptxq_fail(PTXQ_ERR_SCALE_SHAPE, "quant_scale_shape: unknown scale layout %d",
+                         (int)d->scale_layout);
     if (d->scale_layout == PTXQ_SCALE_128x4) {
         if (d->mode != PTXQ_QUANT_MXFP8 && d->mode != PTXQ_QUANT_NVFP4)
             return ptxq_fail(PTXQ_ERR_SCALE_SHAPE, "the 128x4 scale layout is for MXFP8 and NVFP4");
+        if (x->rank != 2)
+            return ptxq_fail(PTXQ_ERR_SCALE_SHAPE, "quant_scale_shape: the 128x4 scale layout needs "
+                             "a rank-2 x");
         rank = 1;
         shape[0] = (int64_t)sf128_bytes(rows, K / block);
     } else if (block < 0) {
@@ -342,6 +360,9 @@ ptxq_status ptxq_quant_scale_shape(const ptxq_quant_desc *d, const ptxq_tensor *
     return ptxq_ok();
 }
 
+static int quant_launch(ptxq_context *ctx, quant_plan *pp, const ptxq_tensor *x,
+                        const ptxq_loaded *kq, const ptxq_loaded *ka, void *stream);
+
 ptxq_status ptxq_quantize(ptxq_context *ctx, const ptxq_quant_desc *d, const ptxq_tensor *x,
                           const ptxq_tensor *q, const ptxq_tensor *s, void *stream) {
     if (!ctx) return ptxq_fail(PTXQ_ERR_INVALID_ARGUMENT, "quantize: ctx is NULL");
@@ -353,9 +374,20 @@ ptxq_status ptxq_quantize(ptxq_context *ctx, const ptxq_quant_desc *d, const ptx
     if ((st = ptxq_get_kernel(ctx, p.kernel, &kq))) return st;
     if (p.amax_kernel[0] && (st = ptxq_get_kernel(ctx, p.amax_kernel, &ka))) return st;
 
+    CUcontext prev;
+    if ((st = ptxq_ctx_enter(ctx, &prev))) return st;
+    st = quant_launch(ctx, &p, x, kq, ka, stream);
+    ptxq_ctx_leave(ctx, prev);
+    return st ? st : ptxq_ok();
+}
+
+/* ptxq_quantize's launches (ctx current): memsets, the amax pass, the main kernel. */
+static int quant_launch(ptxq_context *ctx, quant_plan *pp, const ptxq_tensor *x,
+                        const ptxq_loaded *kq, const ptxq_loaded *ka, void *stream) {
+    quant_plan p = *pp;
+    int st;
     const ptxq_cudrv *drv = ctx->drv;
-    CUresult r = drv->cuCtxSetCurrent(ctx->cu);
-    if (r != CUDA_SUCCESS) return ptxq_cuda_fail(drv, r, "cuCtxSetCurrent");
+    CUresult r;
     unsigned sms = (unsigned)ctx->info.sm_count;
     unsigned warps = PTXQ_QUANT_THREADS / 32;
     uint64_t work = p.row_cta    ? (uint64_t)p.rows
@@ -382,7 +414,7 @@ ptxq_status ptxq_quantize(ptxq_context *ctx, const ptxq_quant_desc *d, const ptx
         return ptxq_cuda_fail(drv, r, "cuMemsetD32Async (amax)");
     if (ka && (st = ptxq_launch(ctx, ka, grid_a, PTXQ_QUANT_THREADS, 0, stream, aparams))) return st;
     if ((st = ptxq_launch(ctx, kq, grid, PTXQ_QUANT_THREADS, 0, stream, params))) return st;
-    return ptxq_ok();
+    return PTXQ_OK;
 }
 
 /* ---- dequantize (hand-written kernel ptx/dequant_fp8_bf16.ptx) ------------------------------- */

@@ -171,6 +171,168 @@ static void test_sf128x4_and_static(void **state) {
     assert_int_equal(fails, 0);
 }
 
+/* The scale rules' special values (ptxq.h): zero blocks and rows, magnitudes near 2^-130 (an
+ * amax under fmax * 2^-126 once made inv Inf: zeros encoded as NaN, the rest saturated; NVFP4's
+ * global scale underflowed the same way), all zeros. Codes and scales bit for bit against
+ * quant_ref, whose error check counts a NaN. */
+static void test_special_values(void **state) {
+    (void)state;
+    if (no_gpu()) skip();
+    struct { ptxq_quant_mode m; ptxq_dtype out; int block; int64_t K; } modes[] = {
+        {PTXQ_QUANT_FP8_TENSOR, PTXQ_E4M3, 0, 392}, {PTXQ_QUANT_FP8_ROW, PTXQ_E5M2, 0, 1000},
+        {PTXQ_QUANT_FP8_ROW, PTXQ_E4M3, 0, 24}, {PTXQ_QUANT_FP8_BLOCK, PTXQ_E4M3, 0, 640},
+        {PTXQ_QUANT_MXFP8, PTXQ_E4M3, 0, 800}, {PTXQ_QUANT_NVFP4, PTXQ_E2M1, 0, 2064},
+        {PTXQ_QUANT_INT8_ROW, PTXQ_I8, 0, 1016}, {PTXQ_QUANT_INT8_BLOCK, PTXQ_I8, 32, 352},
+    };
+    int fails = 0, n = 0;
+    for (size_t i = 0; i < sizeof modes / sizeof modes[0]; ++i)
+        for (int v = QUANT_VALUES_ZERO_BLOCKS; v <= QUANT_VALUES_ZERO; ++v)
+            for (int j = 0; j < 3; ++j) {
+                if (v != QUANT_VALUES_TINY && j == 1) continue; /* F16: tiny values only */
+                quant_case c = new_case(modes[i].m, modes[i].out, k_in[j]);
+                c.block = modes[i].block;
+                c.rank = 2;
+                c.shape[0] = 33;
+                c.shape[1] = modes[i].K;
+                c.values = v;
+                fails += run_one(c, 1) != 0;
+                ++n;
+            }
+    /* static scales and the 128x4 layout on tiny values */
+    for (int j = 0; j < 3; j += 2) {
+        quant_case c = new_case(PTXQ_QUANT_FP8_TENSOR, PTXQ_E4M3, k_in[j]);
+        c.rank = 2;
+        c.shape[0] = 65;
+        c.shape[1] = 520;
+        c.static_scale = 1;
+        c.write_amax = 1;
+        c.values = QUANT_VALUES_TINY;
+        fails += run_one(c, 1) != 0;
+        c = new_case(PTXQ_QUANT_NVFP4, PTXQ_E2M1, k_in[j]);
+        c.rank = 2;
+        c.shape[0] = 129;
+        c.shape[1] = 1040;
+        c.layout = PTXQ_SCALE_128x4;
+        c.values = QUANT_VALUES_TINY;
+        fails += run_one(c, 1) != 0;
+        n += 2;
+    }
+    printf("[ INFO     ] %d cases, %d failed\n", n, fails);
+    assert_int_equal(fails, 0);
+}
+
+/* No device: the reference itself (which the kernels match bit for bit) gives finite scales and
+ * no NaN code on tiny and zero inputs, within the half-step error bound. It failed before the
+ * amax floor: zeros of a block with amax 1e-37 came out NaN. */
+static void test_ref_tiny_values(void **state) {
+    (void)state;
+    const int64_t rows = 4, K = 256;
+    float x[4 * 256];
+    for (int64_t i = 0; i < rows * K; ++i) {
+        int64_t r = i / K, k = i % K;
+        /* row 0 ~1e-37, row 1 f32 subnormals, row 2 zeros, row 3 a zero block then 1e-30 */
+        float v = (float)((int)(k % 7) - 3);
+        x[i] = r == 0 ? v * 1e-37f : r == 1 ? v * 1e-40f : r == 2 ? 0.0f : k < 128 ? 0.0f : v * 1e-30f;
+    }
+    struct { ptxq_quant_mode m; ptxq_dtype out; int block; } modes[] = {
+        {PTXQ_QUANT_FP8_TENSOR, PTXQ_E4M3, 0}, {PTXQ_QUANT_FP8_TENSOR, PTXQ_E5M2, 0},
+        {PTXQ_QUANT_FP8_ROW, PTXQ_E4M3, 0}, {PTXQ_QUANT_FP8_BLOCK, PTXQ_E5M2, 0},
+        {PTXQ_QUANT_MXFP8, PTXQ_E4M3, 0}, {PTXQ_QUANT_NVFP4, PTXQ_E2M1, 0},
+        {PTXQ_QUANT_INT8_ROW, PTXQ_I8, 0}, {PTXQ_QUANT_INT8_BLOCK, PTXQ_I8, 64},
+    };
+    for (size_t i = 0; i < sizeof modes / sizeof modes[0]; ++i)
+        for (int st = 0; st < 2; ++st) {
+            /* st = 1: a static scale too small for its reciprocal (FP8_TENSOR, NVFP4) */
+            if (st && modes[i].m != PTXQ_QUANT_FP8_TENSOR && modes[i].m != PTXQ_QUANT_NVFP4) continue;
+            quant_host h;
+            assert_int_equal(quant_ref(x, rows, K, modes[i].m, modes[i].out, modes[i].block,
+                                       st ? 1e-44f : -1.0f, &h), 0);
+            int64_t nsc = modes[i].m == PTXQ_QUANT_FP8_TENSOR ? 1 : rows * h.nk;
+            for (int64_t j = 0; j < nsc; ++j) assert_true(isfinite(h.scale[j]));
+            assert_true(isfinite(h.gscale));
+            for (int64_t j = 0; j < rows * K; ++j) {
+                double d = quant_decode(modes[i].out, h.q[j]);
+                if (!isfinite(d) || (x[j] == 0.0f && d != 0.0))
+                    fail_msg("mode %d out %s static %d: element %lld (x %g) -> code 0x%02x", (int)modes[i].m,
+                             ptxq_dtype_name(modes[i].out), st, (long long)j, x[j], h.q[j]);
+            }
+            if (!st) {
+                quant_err e;
+                quant_ref_error(x, &h, &e);
+                if (e.over_bound)
+                    fail_msg("mode %d out %s: %lld elements over the bound", (int)modes[i].m,
+                             ptxq_dtype_name(modes[i].out), (long long)e.over_bound);
+            }
+            quant_host_free(&h);
+        }
+}
+
+/* No device: the argument rules ptxq.h states, on fake (aligned, nonzero) addresses. */
+static void test_validate_contract(void **state) {
+    (void)state;
+    uint64_t base = 0x100000;
+    ptxq_quant_desc d;
+    memset(&d, 0, sizeof d);
+    d.mode = PTXQ_QUANT_MXFP8;
+    d.out_dtype = PTXQ_E4M3;
+    int64_t xs[3] = {64, 256, 0}, ss[2] = {64, 8};
+    ptxq_tensor x = ptxq_tensor_make(PTXQ_BF16, 2, xs, base);
+    ptxq_tensor q = ptxq_tensor_make(PTXQ_E4M3, 2, xs, base + 0x100000);
+    ptxq_tensor s = ptxq_tensor_make(PTXQ_UE8M0, 2, ss, base + 0x200000);
+    assert_int_equal(ptxq_quant_validate(&d, &x, &q, &s), PTXQ_OK);
+    /* scale_shape: an unknown layout, 128x4 for rank 3 */
+    ptxq_tensor sh;
+    size_t bytes = 0;
+    ptxq_quant_desc bad = d;
+    bad.scale_layout = (ptxq_scale_layout)5;
+    assert_int_equal(ptxq_quant_scale_shape(&bad, &x, &sh, &bytes), PTXQ_ERR_SCALE_SHAPE);
+    bad.scale_layout = PTXQ_SCALE_128x4;
+    int64_t x3s[3] = {2, 32, 256};
+    ptxq_tensor x3 = ptxq_tensor_make(PTXQ_BF16, 3, x3s, base);
+    assert_int_equal(ptxq_quant_scale_shape(&bad, &x3, &sh, &bytes), PTXQ_ERR_SCALE_SHAPE);
+    assert_int_equal(ptxq_quant_scale_shape(&bad, &x, &sh, &bytes), PTXQ_OK);
+    /* size-1 dimensions' strides are free: x [1, 256] stride 3, q stride 5, and a [64, 1] scale
+     * whose (unused) K stride is 2^33 */
+    int64_t one[2] = {1, 256}, s1[2] = {1, 8};
+    ptxq_tensor x1 = ptxq_tensor_make(PTXQ_BF16, 2, one, base);
+    ptxq_tensor q1 = ptxq_tensor_make(PTXQ_E4M3, 2, one, base + 0x100000);
+    ptxq_tensor ss1 = ptxq_tensor_make(PTXQ_UE8M0, 2, s1, base + 0x200000);
+    x1.stride[0] = 3;
+    q1.stride[0] = 5;
+    assert_int_equal(ptxq_quant_validate(&d, &x1, &q1, &ss1), PTXQ_OK);
+    int64_t k32[2] = {64, 32}, sk1[2] = {64, 1};
+    ptxq_tensor xk = ptxq_tensor_make(PTXQ_BF16, 2, k32, base);
+    ptxq_tensor qk = ptxq_tensor_make(PTXQ_E4M3, 2, k32, base + 0x100000);
+    ptxq_tensor sk = ptxq_tensor_make(PTXQ_UE8M0, 2, sk1, base + 0x200000);
+    sk.stride[1] = (int64_t)1 << 33;
+    assert_int_equal(ptxq_quant_validate(&d, &xk, &qk, &sk), PTXQ_OK);
+    /* an empty x is accepted whatever its other dimension */
+    int64_t e0[2] = {(int64_t)1 << 33, 0}, es[2] = {(int64_t)1 << 33, 0};
+    ptxq_tensor xe = ptxq_tensor_make(PTXQ_BF16, 2, e0, base);
+    ptxq_tensor qe = ptxq_tensor_make(PTXQ_E4M3, 2, e0, base + 0x100000);
+    ptxq_tensor se = ptxq_tensor_make(PTXQ_UE8M0, 2, es, base + 0x200000);
+    assert_int_equal(ptxq_quant_validate(&d, &xe, &qe, &se), PTXQ_OK);
+    /* one word for amax and the per-tensor scale is refused */
+    ptxq_quant_desc nv = d;
+    nv.mode = PTXQ_QUANT_NVFP4;
+    nv.out_dtype = PTXQ_E2M1;
+    nv.amax = nv.global_scale = base + 0x300000;
+    int64_t nvs[2] = {64, 16};
+    ptxq_tensor qn = ptxq_tensor_make(PTXQ_E2M1, 2, xs, base + 0x100000);
+    ptxq_tensor sn = ptxq_tensor_make(PTXQ_UE4M3, 2, nvs, base + 0x200000);
+    assert_int_equal(ptxq_quant_validate(&nv, &x, &qn, &sn), PTXQ_ERR_INVALID_ARGUMENT);
+    nv.global_scale += 4;
+    assert_int_equal(ptxq_quant_validate(&nv, &x, &qn, &sn), PTXQ_OK);
+    ptxq_quant_desc ft = d;
+    ft.mode = PTXQ_QUANT_FP8_TENSOR;
+    int64_t n1 = 1;
+    ptxq_tensor st1 = ptxq_tensor_make(PTXQ_F32, 1, &n1, base + 0x300000);
+    ft.amax = st1.data;
+    assert_int_equal(ptxq_quant_validate(&ft, &x, &q, &st1), PTXQ_ERR_INVALID_ARGUMENT);
+    ft.amax += 4;
+    assert_int_equal(ptxq_quant_validate(&ft, &x, &q, &st1), PTXQ_OK);
+}
+
 /* Bad calls on a GPU: status and message, and the poisoned outputs untouched. */
 static void test_bad_inputs_untouched(void **state) {
     (void)state;
@@ -186,7 +348,7 @@ static void test_bad_inputs_untouched(void **state) {
     ptxq_tensor x = ptxq_tensor_make(PTXQ_BF16, 2, xs, dx);
     ptxq_tensor q = ptxq_tensor_make(PTXQ_E4M3, 2, xs, dq);
     ptxq_tensor s = ptxq_tensor_make(PTXQ_UE8M0, 2, ss, ds);
-    for (int k = 0; k < 12; ++k) {
+    for (int k = 0; k < 16; ++k) {
         ptxq_quant_desc d = good;
         ptxq_tensor bx = x, bq = q, bs = s;
         ptxq_status want;
@@ -204,7 +366,19 @@ static void test_bad_inputs_untouched(void **state) {
         case 8: d.scale_layout = PTXQ_SCALE_128x4; want = PTXQ_ERR_SCALE_SHAPE; break;
         case 9: bx.shape[1] = bq.shape[1] = 248; want = PTXQ_ERR_SHAPE; break;
         case 10: d.out_dtype = PTXQ_E5M2; want = PTXQ_ERR_DTYPE; break;
-        default: bq.data = 0; want = PTXQ_ERR_INVALID_ARGUMENT; break;
+        case 11: bq.data = 0; want = PTXQ_ERR_INVALID_ARGUMENT; break;
+        /* per-tensor modes with the amax word given (it must stay poisoned too) */
+        case 12: d.mode = PTXQ_QUANT_FP8_TENSOR; d.amax = dw; bs = ptxq_tensor_make(PTXQ_F32, 1, xs, ds);
+                 bs.shape[0] = 1; bq.data += 1; want = PTXQ_ERR_ALIGNMENT; break;
+        case 13: d.mode = PTXQ_QUANT_NVFP4; d.out_dtype = PTXQ_E2M1; bq.dtype = PTXQ_E2M1;
+                 d.amax = dw; d.global_scale = dw + 4; d.scale_layout = PTXQ_SCALE_128x4;
+                 bs = ptxq_tensor_make(PTXQ_UE4M3, 1, (int64_t[]){1024}, ds);
+                 want = PTXQ_ERR_SCALE_SHAPE; break; /* 2048 bytes of 128x4 scales needed */
+        case 14: d.mode = PTXQ_QUANT_NVFP4; d.out_dtype = PTXQ_E2M1; bq.dtype = PTXQ_E2M1;
+                 d.amax = d.global_scale = dw; bs = ptxq_tensor_make(PTXQ_UE4M3, 2, (int64_t[]){64, 16}, ds);
+                 want = PTXQ_ERR_INVALID_ARGUMENT; break; /* one word for both */
+        default: d.mode = PTXQ_QUANT_FP8_TENSOR; d.amax = ds; bs = ptxq_tensor_make(PTXQ_F32, 1, xs, ds);
+                 bs.shape[0] = 1; want = PTXQ_ERR_INVALID_ARGUMENT; break; /* amax is the scale */
         }
         dev_fill(&g_test.dev, dq, 0x77, 64 * 256 + 64);
         dev_fill(&g_test.dev, ds, 0x77, 4096);
@@ -442,6 +616,9 @@ int main(void) {
         cmocka_unit_test(test_all_modes),
         cmocka_unit_test(test_strided),
         cmocka_unit_test(test_sf128x4_and_static),
+        cmocka_unit_test(test_special_values),
+        cmocka_unit_test(test_ref_tiny_values),
+        cmocka_unit_test(test_validate_contract),
         cmocka_unit_test(test_bad_inputs_untouched),
         cmocka_unit_test(test_graph_capture),
         cmocka_unit_test(test_threads_share_context),

@@ -21,19 +21,32 @@ void quant_case_describe(const quant_case *c, char *buf, size_t n) {
              c->x_bcast ? " x-broadcast" : c->scale_mmajor ? " m-major-scales" : "",
              c->layout == PTXQ_SCALE_128x4 ? " sf128x4" : "",
              c->static_scale ? " static" : "", (unsigned long long)c->seed);
+    if (c->values) {
+        static const char *kinds[] = {"", "zero-blocks", "tiny", "zeros"};
+        size_t w = strlen(buf);
+        if (w < n) snprintf(buf + w, n - w, " %s", kinds[c->values & 3]);
+    }
 }
 
 /* Host values: per-row magnitude 2^[-6,6], per-16 block 2^[-3,3], normal noise, occasional
- * outliers; never zero blocks (a zero block has its own, separately tested, rule). */
-static void make_values(float *x, int64_t rows, int64_t K, ptxq_dtype in, rng64 *g) {
+ * outliers; no zero block unless kind asks for them (QUANT_VALUES_*: zero blocks have their own
+ * rule, tested with ZERO_BLOCKS, TINY and ZERO). */
+static void make_values(float *x, int64_t rows, int64_t K, ptxq_dtype in, int kind, rng64 *g) {
+    double mul = kind == QUANT_VALUES_TINY ? ldexp(1.0, -130) : 1.0;
     for (int64_t r = 0; r < rows; ++r) {
         double rowmag = ldexp(1.0, (int)(rng_uniform(g) * 13) - 6);
         double blkmag = 1.0;
+        int zero_row = kind == QUANT_VALUES_ZERO || (kind != QUANT_VALUES_RANDOM && r == 1);
+        int zero_span = 0;
         for (int64_t k = 0; k < K; ++k) {
             if (k % 16 == 0) blkmag = ldexp(1.0, (int)(rng_uniform(g) * 7) - 3);
+            /* 128-element spans hold whole blocks of every mode (all divide 128) */
+            if (k % 128 == 0) zero_span = kind != QUANT_VALUES_RANDOM && rng_uniform(g) < 0.3;
             double v = rng_normal(g) * rowmag * blkmag;
             if (rng_uniform(g) < 0.002) v *= 37.0; /* outliers */
             if (in == PTXQ_F16 && fabs(v) > 60000.0) v = copysign(60000.0, v);
+            v *= mul;
+            if (zero_row || zero_span) v = 0.0;
             x[r * K + k] = quant_round_input(in, (float)v);
         }
     }
@@ -58,7 +71,7 @@ int quant_case_run(ptxq_dev *d, const quant_case *c, quant_result *res) {
     rng64 g = {c->seed * 2654435761u + 1};
     int esz = ptxq_dtype_bits(c->in) / 8;
     float *x = malloc(sizeof *x * (size_t)n);
-    make_values(x, rows, K, c->in, &g);
+    make_values(x, rows, K, c->in, c->values, &g);
     if (c->x_bcast && r >= 3) /* every batch reads the rows of the first */
         for (int64_t row = c->shape[r - 2]; row < rows; ++row)
             memcpy(x + row * K, x + (row % c->shape[r - 2]) * K, sizeof *x * (size_t)K);

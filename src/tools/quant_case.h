@@ -8,6 +8,12 @@
 #include "devbuf.h"
 #include "quant_ref.h"
 
+/* quant_case.values: random data (never a zero block), or the special cases the scale rules
+ * have (ptxq.h): zero spans of 128 elements and a zero row; those values times 2^-130 (scales at
+ * their floors, f32 subnormal inputs; F16 inputs round them to 0); all zeros */
+enum { QUANT_VALUES_RANDOM = 0, QUANT_VALUES_ZERO_BLOCKS = 1, QUANT_VALUES_TINY = 2,
+       QUANT_VALUES_ZERO = 3 };
+
 typedef struct quant_case {
     ptxq_quant_mode mode;
     ptxq_dtype in, out;
@@ -21,6 +27,7 @@ typedef struct quant_case {
     ptxq_scale_layout layout;
     int static_scale;           /* FP8_TENSOR: PTXQ_QUANT_STATIC_SCALE with a given scale */
     int write_amax;             /* with static_scale: also ask for amax */
+    int values;                 /* QUANT_VALUES_*: what make_values draws */
     uint64_t seed;
 } quant_case;
 

@@ -5,6 +5,7 @@
  * whose round-to-nearest-even saturating forms are what cvt.rn.satfinite does. */
 #include "quant_ref.h"
 
+#include <float.h>
 #include <math.h>
 #include <stdlib.h>
 #include <string.h>
@@ -68,10 +69,13 @@ static float absmax(const float *x, int64_t n) {
     return m;
 }
 
-/* scale = amax / fmax, inv = amax > 0 ? fmax / amax : 0 */
+/* scale = a / fmax, inv = amax > 0 ? fmax / a : 0, a = amax raised to fmax * 2^-126 where it is
+ * positive and below (gen/quant.py, fp8_scale) */
 static void fp8_scale(float amax, float fmax, float *scale, float *inv) {
-    *scale = amax / fmax;
-    *inv = amax > 0.0f ? fmax / amax : 0.0f;
+    float floor = ldexpf(fmax, -126);
+    float a = amax > 0.0f && amax < floor ? floor : amax;
+    *scale = a / fmax;
+    *inv = amax > 0.0f ? fmax / a : 0.0f;
 }
 
 static float bits_to_float(uint32_t b) {
@@ -107,7 +111,7 @@ int quant_ref(const float *x, int64_t rows, int64_t K, ptxq_quant_mode mode, ptx
         h->amax = absmax(x, rows * K);
         if (static_scale >= 0.0f) {
             scale = static_scale;
-            inv = scale > 0.0f ? 1.0f / scale : 0.0f;
+            inv = scale > 0.0f ? fminf(1.0f / scale, FLT_MAX) : 0.0f;
         } else {
             fp8_scale(h->amax, fmax, &scale, &inv);
         }
@@ -117,7 +121,12 @@ int quant_ref(const float *x, int64_t rows, int64_t K, ptxq_quant_mode mode, ptx
     }
     if (mode == PTXQ_QUANT_NVFP4) {
         h->amax = absmax(x, rows * K);
-        h->gscale = static_scale >= 0.0f ? static_scale : h->amax / (6.0f * 448.0f);
+        if (static_scale >= 0.0f) {
+            h->gscale = static_scale;
+        } else {
+            float g = h->amax / (6.0f * 448.0f), gmin = ldexpf(1.0f, -117);
+            h->gscale = g > 0.0f && g < gmin ? gmin : g;
+        }
     }
     int64_t bs = B > 0 ? B : K;
     for (int64_t r = 0; r < rows; ++r) {
@@ -134,12 +143,12 @@ int quant_ref(const float *x, int64_t rows, int64_t K, ptxq_quant_mode mode, ptx
                 inv = code == 255 ? NAN : bits_to_float((uint32_t)(254 - code) << 23);
             } else if (mode == PTXQ_QUANT_NVFP4) {
                 float g = h->gscale;
-                float inv6g = 1.0f / (g * 6.0f);
+                float inv6g = fminf(1.0f / (g * 6.0f), FLT_MAX);
                 float s = am * inv6g;
                 if (!(g > 0.0f)) s = 0.0f;
                 uint8_t code = ptxq_e4m3_encode(s, 1);
                 float den = ptxq_e4m3_decode(code) * g;
-                inv = den > 0.0f ? 1.0f / den : 0.0f;
+                inv = den > 0.0f ? fminf(1.0f / den, FLT_MAX) : 0.0f;
                 scale = (float)code;
             } else {
                 fp8_scale(am, fmax, &scale, &inv);
@@ -211,7 +220,8 @@ void quant_ref_error(const float *x, const quant_host *h, quant_err *e) {
             /* NVFP4 rounds x * inv to f16 before E2M1: up to half an f16 ulp (2^-11 relative)
              * more, which only matters next to an E2M1 midpoint */
             double extra = v * (h->out == PTXQ_E2M1 ? 4.9e-4 : 1.2e-7) / code_step(h->out, v);
-            if (rel > 0.5 + 1e-5 + extra) e->over_bound++;
+            /* (negated: a NaN code or scale must count, not pass every comparison) */
+            if (!(rel <= 0.5 + 1e-5 + extra)) e->over_bound++;
         }
     }
     e->rel_l2 = den > 0 ? sqrt(num / den) : sqrt(num);
