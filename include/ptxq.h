@@ -8,9 +8,9 @@
  * Rules every entry point follows:
  *   - returns a ptxq_status; on failure ptxq_last_error() gives a per-thread message;
  *   - validates every argument before it enqueues anything: a failing call writes nothing
- *     (one exception: where a call makes several launches, e.g. MXFP8 GEMM's dequantize path,
- *     a driver failure of a later launch leaves the earlier ones' workspace writes; never the
- *     output's);
+ *     (one exception: where a call makes several launches, a driver failure of a later launch
+ *     leaves the earlier ones' writes: MXFP8 GEMM's dequantize path its workspace, quantization
+ *     desc.amax and the zeroed 128x4 scale tensor);
  *   - a launch is stream-ordered and does no allocation and no synchronization, so it can be
  *     captured in a CUDA graph, once its kernels are loaded: the first call that uses a kernel
  *     loads its module (cuModuleLoadData), so make each call once before capturing; memory is
@@ -45,7 +45,7 @@ typedef enum ptxq_status {
     PTXQ_ERR_STRIDE = 7,           /* last dim not contiguous, or a stride the kernel cannot take */
     PTXQ_ERR_ALIGNMENT = 8,        /* a pointer or a row pitch is not aligned as required */
     PTXQ_ERR_SCALE_SHAPE = 9,      /* the scale tensor's dtype, shape or layout is wrong */
-    PTXQ_ERR_NOT_FOUND = 10,       /* no such kernel */
+    PTXQ_ERR_NOT_FOUND = 10,       /* no such kernel, or its PTXQ_KERNEL_DIR file is unreadable */
     PTXQ_ERR_CUDA = 11,            /* a driver call failed; the message names it */
     PTXQ_ERR_OUT_OF_MEMORY = 12    /* host memory for the context itself */
 } ptxq_status;
@@ -92,7 +92,7 @@ typedef struct ptxq_tensor {
 
 /* A dense row-major tensor (innermost stride 1). */
 ptxq_tensor ptxq_tensor_make(ptxq_dtype t, int rank, const int64_t *shape, uint64_t data);
-/* Bytes spanned by a tensor (0 if it is malformed). */
+/* Bytes spanned by a tensor (0 if it is malformed or spans 2^56 elements or more). */
 size_t ptxq_tensor_bytes(const ptxq_tensor *t);
 
 /* ---- context ------------------------------------------------------------------------------ */
@@ -112,11 +112,15 @@ typedef struct ptxq_device_info {
 } ptxq_device_info;
 
 /* Loads the driver (dlopen libcuda.so.1), retains the device's primary context. Kernels are loaded
- * lazily at first use. Fails with NO_DRIVER, NO_DEVICE or UNSUPPORTED_ARCH and a message. */
+ * lazily at first use. Fails with NO_DRIVER (also where the driver lacks a function the library
+ * needs), NO_DEVICE, UNSUPPORTED_ARCH, CUDA (a driver call failed) or OUT_OF_MEMORY (host memory),
+ * and a message. */
 ptxq_status ptxq_context_create(int device_ordinal, ptxq_context **out);
 void ptxq_context_destroy(ptxq_context *ctx);
 ptxq_status ptxq_context_info(const ptxq_context *ctx, ptxq_device_info *out);
-/* Make the context's CUDA context current on the calling thread (launches do this themselves). */
+/* Make the context's CUDA context current on the calling thread. Calls need not: each makes it
+ * current for its own length and puts back whatever context the thread had current before (so a
+ * caller working on another device stays there). */
 ptxq_status ptxq_context_make_current(ptxq_context *ctx);
 /* The CUcontext (as void *) for callers that allocate memory with their own driver calls. */
 void *ptxq_context_cuda(const ptxq_context *ctx);
@@ -186,7 +190,7 @@ float ptxq_f16_decode(uint16_t bits);
  * the other modes from BF16/F16; 4 bytes for the other modes from F32.
  *
  * mode            q dtype       scale (dequantize: x ~= decode(q) * scale [* global])
- * FP8_TENSOR      E4M3/E5M2     F32, rank 1, shape [1]: amax / fmax        (amax pass + quantize)
+ * FP8_TENSOR      E4M3/E5M2     F32, one element (e.g. shape [1]): amax / fmax (amax pass + quantize)
  * FP8_ROW         E4M3/E5M2     F32, shape [rows..., 1]: row amax / fmax
  * FP8_BLOCK       E4M3/E5M2     F32, shape [rows..., K/128]: amax of 1x128 / fmax (DeepGEMM acts)
  * MXFP8           E4M3/E5M2     UE8M0, shape [rows..., K/32]: 2^(floor(log2 amax) - emax_elem)
@@ -200,7 +204,10 @@ float ptxq_f16_decode(uint16_t bits);
  * -0 or NaN product encodes with a clear sign bit (0x0 / 0x7); the sm_100a/sm_120a cvt keeps it.
  * fmax is 448 (E4M3) or 57344 (E5M2). Values are encoded with round-to-nearest-even and saturate
  * (MXFP8 follows OCP MX v1.0, which saturates values above fmax after the power-of-two scale).
- * A zero block gets scale 0 (UE8M0: code 0) and zero codes.
+ * A zero block gets scale 0 (UE8M0: code 0) and zero codes. F32 scales are never subnormal: a
+ * positive amax below fmax * 2^-126 (127 * 2^-126 for INT8) is taken as that, and NVFP4's derived
+ * global scale is at least 2^-117, so no finite x gives an Inf or NaN scale or code. A static
+ * scale too small for its reciprocal (below 1 / FLT_MAX) saturates the codes.
  * Scale strides are free as long as no two scales share an address (so are q's; overlapping
  * outputs are refused with PTXQ_ERR_STRIDE, as are some interleaved layouts that do not overlap:
  * sorted by stride, each dimension must step past all the ones inside it): [rows, K/128]
@@ -215,7 +222,8 @@ float ptxq_f16_decode(uint16_t bits);
  * amax(|x|) and then reads (all on the stream). With PTXQ_QUANT_STATIC_SCALE, FP8_TENSOR instead
  * reads the scale tensor (delayed scaling: one pass) and, if desc.amax is not 0, writes amax(|x|)
  * there for the next step's scale. NVFP4 with PTXQ_QUANT_STATIC_SCALE likewise reads the global
- * scale from desc.global_scale instead of deriving it (one pass; desc.amax must be 0). */
+ * scale from desc.global_scale instead of deriving it (one pass; desc.amax must be 0). desc.amax
+ * must be a word of its own: not the FP8_TENSOR scale's, not desc.global_scale. */
 typedef enum ptxq_quant_mode {
     PTXQ_QUANT_FP8_TENSOR = 1,
     PTXQ_QUANT_FP8_ROW = 2,
@@ -249,7 +257,7 @@ ptxq_status ptxq_quant_scale_shape(const ptxq_quant_desc *desc, const ptxq_tenso
                                    ptxq_tensor *scale, size_t *bytes);
 /* The inverse of FP8_TENSOR: y = decode(q) * scale[0] as BF16 (f32 product, RNE), where q is
  * E4M3 or E5M2 and scale a device float* (what FP8_TENSOR writes). q and y contiguous, same shape,
- * 16-byte aligned, element count a multiple of 16. The kernel is hand-written:
+ * 16-byte aligned, element count a multiple of 16 and below 2^35. The kernel is hand-written:
  * ptx/dequant_fp8_bf16.ptx. */
 ptxq_status ptxq_dequantize_fp8(ptxq_context *ctx, const ptxq_tensor *q, uint64_t scale,
                                 const ptxq_tensor *y, void *stream);

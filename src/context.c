@@ -92,11 +92,26 @@ ptxq_status ptxq_context_create(int ordinal, ptxq_context **out) {
     return ptxq_ok();
 }
 
+int ptxq_ctx_enter(ptxq_context *c, CUcontext *prev) {
+    CUcontext cur = NULL;
+    if (c->drv->cuCtxGetCurrent(&cur) != CUDA_SUCCESS) cur = NULL;
+    *prev = cur;
+    if (cur == c->cu) return PTXQ_OK;
+    CUresult r = c->drv->cuCtxSetCurrent(c->cu);
+    return r == CUDA_SUCCESS ? PTXQ_OK : ptxq_cuda_fail(c->drv, r, "cuCtxSetCurrent");
+}
+
+void ptxq_ctx_leave(ptxq_context *c, CUcontext prev) {
+    if (prev != c->cu) c->drv->cuCtxSetCurrent(prev);
+}
+
 void ptxq_context_destroy(ptxq_context *c) {
     if (!c) return;
-    if (c->drv->cuCtxSetCurrent(c->cu) == CUDA_SUCCESS) {
+    CUcontext prev;
+    if (ptxq_ctx_enter(c, &prev) == PTXQ_OK) {
         for (int i = 0; i < ptxq_kernel_table_size; ++i)
             if (c->loaded[i].module) c->drv->cuModuleUnload(c->loaded[i].module);
+        ptxq_ctx_leave(c, prev);
     }
     c->drv->cuDevicePrimaryCtxRelease(c->dev);
     pthread_mutex_destroy(&c->lock);
@@ -142,9 +157,16 @@ static unsigned char *read_file(const char *path, size_t *len) {
 static int load_slot(ptxq_context *c, int i, const ptxq_kernel_entry *e) {
     ptxq_loaded *L = &c->loaded[i];
     const ptxq_cudrv *d = c->drv;
-    char path[1024];
+    char path[4096];
     const char *ov = ptxq_override_path(e->name, path, sizeof path);
+    const char *dir = getenv("PTXQ_KERNEL_DIR");
+    /* a directory whose path does not fit must not fall back to the embedded cubin unnoticed
+     * (found by review: `ptxq info` listed the override while the embedded one ran) */
+    if (!ov && dir && *dir && strlen(dir) + strlen(e->name) + 8 > sizeof path)
+        return ptxq_fail(PTXQ_ERR_INVALID_ARGUMENT, "PTXQ_KERNEL_DIR is longer than %zu bytes",
+                         sizeof path - strlen(e->name) - 8);
     CUresult r;
+    CUfunction fn = NULL;
     if (ov) {
         size_t len = 0;
         unsigned char *img = read_file(ov, &len);
@@ -155,30 +177,37 @@ static int load_slot(ptxq_context *c, int i, const ptxq_kernel_entry *e) {
         r = d->cuModuleLoadDataEx(&L->module, img, 2, opt, val);
         free(img);
         if (r != CUDA_SUCCESS) {
-            ptxq_cuda_fail(d, r, "cuModuleLoadDataEx (override)");
-            return ptxq_fail(PTXQ_ERR_CUDA, "override %s failed to load: %s", ov, log);
+            const char *en = NULL;
+            if (d->cuGetErrorName(r, &en) != CUDA_SUCCESS || !en) en = "?";
+            return ptxq_fail(PTXQ_ERR_CUDA, "override %s failed to load (cuModuleLoadDataEx: %s): %s",
+                             ov, en, log);
         }
         L->overridden = 1;
     } else {
         r = d->cuModuleLoadData(&L->module, e->cubin);
         if (r != CUDA_SUCCESS) return ptxq_cuda_fail(d, r, "cuModuleLoadData");
     }
-    r = d->cuModuleGetFunction(&L->fn, L->module, e->name);
-    if (r == CUDA_SUCCESS && e->dynamic_smem > 48 * 1024)
-        r = d->cuFuncSetAttribute(L->fn, CU_FUNC_ATTRIBUTE_MAX_DYNAMIC_SHARED_SIZE_BYTES,
+    const char *what = "cuModuleGetFunction";
+    r = d->cuModuleGetFunction(&fn, L->module, e->name);
+    if (r == CUDA_SUCCESS && e->dynamic_smem > 48 * 1024) {
+        what = "cuFuncSetAttribute (dynamic shared memory)";
+        r = d->cuFuncSetAttribute(fn, CU_FUNC_ATTRIBUTE_MAX_DYNAMIC_SHARED_SIZE_BYTES,
                                   e->dynamic_smem);
+    }
     if (r != CUDA_SUCCESS) {
         d->cuModuleUnload(L->module);
         memset(L, 0, sizeof *L);
-        return ptxq_cuda_fail(d, r, "cuModuleGetFunction");
+        return ptxq_cuda_fail(d, r, what);
     }
     /* persistent kernels size their grid to what is resident: a larger grid runs in waves */
     int occ = 0;
-    if (d->cuOccupancyMaxActiveBlocksPerMultiprocessor(&occ, L->fn, e->threads,
+    if (d->cuOccupancyMaxActiveBlocksPerMultiprocessor(&occ, fn, e->threads,
                                                        (size_t)e->dynamic_smem) != CUDA_SUCCESS)
         occ = 1;
     L->ctas_per_sm = occ > 0 ? occ : 1;
     L->entry = e;
+    /* NOTE: last, with release order: ptxq_get_kernel reads fn without the lock */
+    __atomic_store_n(&L->fn, fn, __ATOMIC_RELEASE);
     return PTXQ_OK;
 }
 
@@ -192,12 +221,21 @@ int ptxq_get_kernel(ptxq_context *c, const char *name, const ptxq_loaded **out) 
         }
     if (idx < 0)
         return ptxq_fail(PTXQ_ERR_NOT_FOUND, "no kernel '%s' for %s in this build", name, c->target);
+    /* loaded already: no lock (found by review: every launch took the lock, and waited out other
+     * threads' first-use loads, seconds for a .ptx override's JIT) */
+    if (__atomic_load_n(&c->loaded[idx].fn, __ATOMIC_ACQUIRE)) {
+        *out = &c->loaded[idx];
+        return PTXQ_OK;
+    }
     int st = PTXQ_OK;
     pthread_mutex_lock(&c->lock);
     if (!c->loaded[idx].fn) {
-        CUresult r = c->drv->cuCtxSetCurrent(c->cu);
-        st = r == CUDA_SUCCESS ? load_slot(c, idx, ptxq_kernel_table[idx])
-                               : ptxq_cuda_fail(c->drv, r, "cuCtxSetCurrent");
+        CUcontext prev;
+        st = ptxq_ctx_enter(c, &prev);
+        if (!st) {
+            st = load_slot(c, idx, ptxq_kernel_table[idx]);
+            ptxq_ctx_leave(c, prev);
+        }
     }
     pthread_mutex_unlock(&c->lock);
     if (st) return st;
@@ -217,11 +255,7 @@ int ptxq_kernel_overridden(ptxq_context *c, const char *name) {
 
 int ptxq_launch(ptxq_context *c, const ptxq_loaded *k, unsigned grid, unsigned block,
                 unsigned smem, void *stream, void **params) {
-    CUresult r = c->drv->cuCtxSetCurrent(c->cu);
-    if (r != CUDA_SUCCESS) return ptxq_cuda_fail(c->drv, r, "cuCtxSetCurrent");
-    r = c->drv->cuLaunchKernel(k->fn, grid, 1, 1, block, 1, 1, smem, (CUstream)stream, params, NULL);
-    if (r != CUDA_SUCCESS) return ptxq_cuda_fail(c->drv, r, "cuLaunchKernel");
-    return PTXQ_OK;
+    return ptxq_launch_ex(c, k, grid, block, smem, stream, params, 0u, 0u);
 }
 
 /* The launch configuration of ptxq_launch_ex (attr: room for two). */
@@ -267,12 +301,14 @@ int ptxq_max_clusters(ptxq_context *c, const ptxq_loaded *k, unsigned cluster, u
         CUlaunchAttribute attr[2];
         launch_config(&cfg, attr, cluster, block, smem, NULL, 0, cluster);
         int got = 0;
+        CUcontext prev;
         if (!p) {
             n = -1;
-        } else if (c->drv->cuCtxSetCurrent(c->cu) != CUDA_SUCCESS) {
+        } else if (ptxq_ctx_enter(c, &prev) != PTXQ_OK) {
             n = 0; /* not cached: asked again next time */
         } else {
             n = occ(&got, k->fn, &cfg) == CUDA_SUCCESS && got > 0 ? got : -1;
+            ptxq_ctx_leave(c, prev);
         }
         if (n) c->loaded[idx].max_clusters[cluster] = n;
     }
@@ -280,20 +316,34 @@ int ptxq_max_clusters(ptxq_context *c, const ptxq_loaded *k, unsigned cluster, u
     return n > 0 ? n : 0;
 }
 
-int ptxq_launch_ex(ptxq_context *c, const ptxq_loaded *k, unsigned grid, unsigned block,
-                   unsigned smem, void *stream, void **params, unsigned flags, unsigned cluster) {
+int ptxq_launch_ex_current(ptxq_context *c, const ptxq_loaded *k, unsigned grid, unsigned block,
+                           unsigned smem, void *stream, void **params, unsigned flags,
+                           unsigned cluster) {
     ptxq_launch_ex_fn ex = (flags & PTXQ_LAUNCH_PDL) || cluster > 1 ? ptxq_cudrv_launch_ex() : NULL;
     if (!ex && cluster > 1)
         return ptxq_fail(PTXQ_ERR_CUDA, "cluster launch: the driver has no cuLaunchKernelEx");
-    if (!ex) return ptxq_launch(c, k, grid, block, smem, stream, params);
-    CUresult r = c->drv->cuCtxSetCurrent(c->cu);
-    if (r != CUDA_SUCCESS) return ptxq_cuda_fail(c->drv, r, "cuCtxSetCurrent");
+    CUresult r;
+    if (!ex) {
+        r = c->drv->cuLaunchKernel(k->fn, grid, 1, 1, block, 1, 1, smem, (CUstream)stream, params,
+                                   NULL);
+        return r == CUDA_SUCCESS ? PTXQ_OK : ptxq_cuda_fail(c->drv, r, "cuLaunchKernel");
+    }
     CUlaunchAttribute attr[2];
     CUlaunchConfig cfg;
     launch_config(&cfg, attr, grid, block, smem, stream, flags, cluster);
     r = ex(&cfg, k->fn, params, NULL);
     if (r != CUDA_SUCCESS) return ptxq_cuda_fail(c->drv, r, "cuLaunchKernelEx");
     return PTXQ_OK;
+}
+
+int ptxq_launch_ex(ptxq_context *c, const ptxq_loaded *k, unsigned grid, unsigned block,
+                   unsigned smem, void *stream, void **params, unsigned flags, unsigned cluster) {
+    CUcontext prev;
+    int st = ptxq_ctx_enter(c, &prev);
+    if (st) return st;
+    st = ptxq_launch_ex_current(c, k, grid, block, smem, stream, params, flags, cluster);
+    ptxq_ctx_leave(c, prev);
+    return st;
 }
 
 int ptxq_tmap_get(ptxq_context *c, CUtensorMapDataType dtype, unsigned rank, uint64_t addr,

@@ -1105,6 +1105,9 @@ ptxq_status ptxq_gemm(ptxq_context *ctx, const ptxq_gemm_desc *desc, const ptxq_
         if ((st = ptxq_tmap_get(ctx, CU_TENSOR_MAP_DATA_TYPE_FLOAT32, 3, p.sc_addr[i], p.sc_dims[i],
                                 p.sc_strides[i], p.sc_box[i], CU_TENSOR_MAP_SWIZZLE_NONE, &msc[i])))
             return st;
+    /* the caller's current context is put back after the launches (ptxq_ctx_enter) */
+    CUcontext prev;
+    if ((st = ptxq_ctx_enter(ctx, &prev))) return st;
     if (x.on) { /* MX dequantize path: A and B to BF16 in the workspace, in stream order */
         ptxq_gemm_dq_args *qs[2] = {&x.qa, &x.qb};
         for (int i = 0; i < 2; ++i) {
@@ -1113,7 +1116,7 @@ ptxq_status ptxq_gemm(ptxq_context *ctx, const ptxq_gemm_desc *desc, const ptxq_
             unsigned gq = (unsigned)(work < resident ? work : resident);
             void *qparams[] = {qs[i]};
             if ((st = ptxq_launch(ctx, kq, gq ? gq : 1, PTXQ_GEMM_DQ_THREADS, 0, stream, qparams)))
-                return st;
+                goto done;
         }
     }
     if (p.args.splits > 1 && !csplit && !(desc->flags & PTXQ_GEMM_COUNTERS_ZEROED)) {
@@ -1121,11 +1124,12 @@ ptxq_status ptxq_gemm(ptxq_context *ctx, const ptxq_gemm_desc *desc, const ptxq_
          * with PTXQ_GEMM_COUNTERS_ZEROED the caller vouches for it and no plain memset sits
          * between two PDL launches) */
         const ptxq_cudrv *drv = ctx->drv;
-        CUresult r = drv->cuCtxSetCurrent(ctx->cu);
-        if (r != CUDA_SUCCESS) return ptxq_cuda_fail(drv, r, "cuCtxSetCurrent");
         size_t ncnt = (p.ws_bytes - p.cnt_off) / 4;
-        if ((r = drv->cuMemsetD32Async(p.args.cnt, 0, ncnt, (CUstream)stream)))
-            return ptxq_cuda_fail(drv, r, "cuMemsetD32Async (split-K counters)");
+        CUresult r = drv->cuMemsetD32Async(p.args.cnt, 0, ncnt, (CUstream)stream);
+        if (r != CUDA_SUCCESS) {
+            st = ptxq_cuda_fail(drv, r, "cuMemsetD32Async (split-K counters)");
+            goto done;
+        }
     }
     void *params3[] = {&ma, &mb, &p.args}, *params4[] = {&ma, &mb, &md, &p.args};
     void *params5[] = {&ma, &mb, &msc[0], &msc[1], &p.args};
@@ -1134,9 +1138,11 @@ ptxq_status ptxq_gemm(ptxq_context *ctx, const ptxq_gemm_desc *desc, const ptxq_
      * and tile_m / 64 consumers; geometry), recorded in the registry; PDL unless NO_PDL (the
      * kernel waits for its predecessor before any global access) */
     unsigned lf = desc->flags & PTXQ_GEMM_NO_PDL ? 0u : PTXQ_LAUNCH_PDL;
-    if ((st = ptxq_launch_ex(ctx, k, grid, (unsigned)k->entry->threads, k->entry->dynamic_smem, stream,
-                             p.sm ? (p.store ? params6 : params5) : p.store ? params4 : params3, lf,
-                             csplit ? p.args.splits : 1u)))
-        return st;
+    st = ptxq_launch_ex_current(ctx, k, grid, (unsigned)k->entry->threads, k->entry->dynamic_smem,
+                                stream, p.sm ? (p.store ? params6 : params5) : p.store ? params4 : params3,
+                                lf, csplit ? p.args.splits : 1u);
+done:
+    ptxq_ctx_leave(ctx, prev);
+    if (st) return st;
     return ptxq_ok();
 }

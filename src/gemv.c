@@ -733,12 +733,10 @@ static int prefetch_may_move(const ptxq_gemv_plan *p) {
     return p->pdl && !p->early && p->prefetch_trips > 0 && p->pipelined != 2;
 }
 
-/* 1 if stream is being captured (cuStreamIsCapturing; 0 where the query fails). */
+/* 1 if stream is being captured (cuStreamIsCapturing; 0 where the query fails). ctx's context
+ * must be current: the NULL / per-thread stream means the current context's (found by review). */
 static int stream_capturing(ptxq_context *ctx, void *stream) {
     CUstreamCaptureStatus cs = CU_STREAM_CAPTURE_STATUS_NONE;
-    /* the context current first: the NULL / per-thread stream means the current context's
-     * (ptxq_launch_ex makes it current too, but after this query; found by review) */
-    if (ctx->drv->cuCtxSetCurrent(ctx->cu) != CUDA_SUCCESS) return 0;
     if (ctx->drv->cuStreamIsCapturing((CUstream)stream, &cs) != CUDA_SUCCESS) return 0;
     return cs == CU_STREAM_CAPTURE_STATUS_ACTIVE;
 }
@@ -850,11 +848,14 @@ ptxq_status ptxq_gemv(ptxq_context *ctx, const ptxq_gemv_desc *d, const ptxq_ten
      * shapes within 0.4 points; on a plain stream below 4 TB/s it moves only on grids of at
      * most two waves (plan_all: -0.6 to -1.5% on the H100 at 3.4 waves). Not for the ring
      * kernel: its early start is real loads, which need PTXQ_GEMV_STATIC_WEIGHTS. */
+    CUcontext prev; /* current once for the query and the launch, the caller's put back */
+    if ((st = ptxq_ctx_enter(ctx, &prev))) return (ptxq_status)st;
     if (prefetch_may_move(&p) && stream_capturing(ctx, stream))
         s.args.flags |= PTXQ_GEMV_FLAG_EARLY;
     void *params[] = {&s.args};
-    if ((st = ptxq_launch_ex(ctx, k, p.grid, p.threads, 0, stream, params,
-                             p.pdl ? PTXQ_LAUNCH_PDL : 0u, 0u)))
-        return (ptxq_status)st;
+    st = ptxq_launch_ex_current(ctx, k, p.grid, p.threads, 0, stream, params,
+                                p.pdl ? PTXQ_LAUNCH_PDL : 0u, 0u);
+    ptxq_ctx_leave(ctx, prev);
+    if (st) return (ptxq_status)st;
     return (ptxq_status)ptxq_ok();
 }

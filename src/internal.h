@@ -42,7 +42,7 @@ void ptxq_fast_div(uint32_t d, uint32_t *mul, uint32_t *shr);
 typedef struct ptxq_loaded {
     const ptxq_kernel_entry *entry;
     CUmodule module;
-    CUfunction fn;
+    CUfunction fn;   /* published last (release store): non-NULL means every field is set */
     int overridden;
     int ctas_per_sm; /* resident CTAs per SM at the entry's threads and dynamic smem (>= 1) */
     int max_clusters[9]; /* clusters of 2..8 CTAs resident at once (ptxq_max_clusters): 0 = not
@@ -70,6 +70,12 @@ struct ptxq_context {
     int tmap_next;
 };
 
+/* Makes ctx's CUDA context current on the calling thread for the length of a call, keeping in
+ * *prev what was current (a caller on another device, or none), which ptxq_ctx_leave puts back:
+ * a call must not move its caller's thread to our device (found by review: cudaMalloc after a
+ * call went to the context's device). Nested pairs cost a cuCtxGetCurrent each. */
+int ptxq_ctx_enter(ptxq_context *ctx, CUcontext *prev);
+void ptxq_ctx_leave(ptxq_context *ctx, CUcontext prev);
 /* The function for kernel name on this context's target; loads its module once. */
 int ptxq_get_kernel(ptxq_context *ctx, const char *name, const ptxq_loaded **out);
 /* cuLaunchKernel with the context current; params as for cuLaunchKernel. */
@@ -85,6 +91,11 @@ int ptxq_launch(ptxq_context *ctx, const ptxq_loaded *k, unsigned grid, unsigned
  * cuLaunchKernelEx: PTXQ_ERR_CUDA without it, so check ptxq_max_clusters first). */
 int ptxq_launch_ex(ptxq_context *ctx, const ptxq_loaded *k, unsigned grid, unsigned block,
                    unsigned smem, void *stream, void **params, unsigned flags, unsigned cluster);
+/* ptxq_launch_ex for a caller inside ptxq_ctx_enter / ptxq_ctx_leave (ptxq_gemv asks about
+ * stream capture first, which needs the context current too). */
+int ptxq_launch_ex_current(ptxq_context *ctx, const ptxq_loaded *k, unsigned grid, unsigned block,
+                           unsigned smem, void *stream, void **params, unsigned flags,
+                           unsigned cluster);
 /* How many clusters of `cluster` (2..8) CTAs of k, at block threads and smem bytes, the device
  * holds at once (cuOccupancyMaxActiveClusters, asked once per kernel and size); 0 where the
  * driver cannot launch or count clusters. */

@@ -14,24 +14,33 @@ ptxq_tensor ptxq_tensor_make(ptxq_dtype t, int rank, const int64_t *shape, uint6
     for (int i = rank - 1; i >= 0; --i) {
         r.shape[i] = shape[i];
         r.stride[i] = s;
-        s *= shape[i];
+        /* (a product past 64 bits leaves the outer strides 0: such a shape is refused by every
+         * call, 2^48 elements at most, and no signed overflow happens here; found by review) */
+        if (__builtin_mul_overflow(s, shape[i], &s)) s = 0;
     }
     return r;
 }
 
-static int64_t numel(const ptxq_tensor *t) {
-    int64_t n = 1;
-    for (int i = 0; i < t->rank; ++i) n *= t->shape[i];
-    return n;
+/* 0 for an empty tensor, 1 otherwise (a nonnegative shape is assumed) */
+static int64_t nonempty(const ptxq_tensor *t) {
+    for (int i = 0; i < t->rank; ++i)
+        if (t->shape[i] == 0) return 0;
+    return 1;
 }
 
 size_t ptxq_tensor_bytes(const ptxq_tensor *t) {
     if (!t || t->rank < 1 || t->rank > PTXQ_MAX_RANK || ptxq_dtype_bits(t->dtype) == 0) return 0;
-    if (numel(t) == 0) return 0;
-    int64_t span = 1; /* elements from the first to one past the last */
-    for (int i = 0; i < t->rank; ++i) {
+    for (int i = 0; i < t->rank; ++i)
         if (t->shape[i] < 0 || t->stride[i] < 0) return 0;
-        span += (t->shape[i] - 1) * t->stride[i];
+    if (!nonempty(t)) return 0;
+    int64_t span = 1, ext; /* elements from the first to one past the last */
+    for (int i = 0; i < t->rank; ++i) {
+        if (t->shape[i] == 1) continue;
+        /* past 2^56 elements (no tensor a call accepts) the answer is 0, as for a malformed one,
+         * not a wrapped size (found by review) */
+        if (__builtin_mul_overflow(t->shape[i] - 1, t->stride[i], &ext) ||
+            __builtin_add_overflow(span, ext, &span) || span >= ((int64_t)1 << 56))
+            return 0;
     }
     return (size_t)((span * ptxq_dtype_bits(t->dtype) + 7) / 8);
 }
@@ -73,7 +82,7 @@ int ptxq_check_tensor(const ptxq_tensor *t, const char *what, int need_data) {
             return ptxq_fail(PTXQ_ERR_STRIDE, "%s: addresses span 2^48 elements or more "
                              "(stride[%d] = %lld)", what, i, (long long)t->stride[i]);
     }
-    if (need_data && !t->data && numel(t) > 0)
+    if (need_data && !t->data && nonempty(t))
         return ptxq_fail(PTXQ_ERR_INVALID_ARGUMENT, "%s: data pointer is NULL", what);
     return PTXQ_OK;
 }

@@ -1865,6 +1865,21 @@ static void test_pdl_gemm_gemv(void **state) {
         fails += chain_same("pdl gemm-gemv", m, ref, got, d3n);
     }
     printf("[ INFO     ] pdl gemm-gemv-gemm: 2 launch modes of %d rounds, %d failed\n", IT, fails);
+    /* a call leaves the caller's current context as it found it: here none (found by review: a
+     * call made the library's context current and left it so) */
+    {
+        ptxq_gemv_desc v = {.format = PTXQ_GEMV_MXFP8};
+        CUcontext cur = (CUcontext)1;
+        assert_int_equal(D->drv->cuCtxSetCurrent(NULL), CUDA_SUCCESS);
+        assert_int_equal(ptxq_gemm(D->ctx, &g1, &A1[0], &B1, &D1, D->stream), PTXQ_OK);
+        assert_int_equal(D->drv->cuCtxGetCurrent(&cur), CUDA_SUCCESS);
+        assert_null(cur);
+        assert_int_equal(ptxq_gemv(D->ctx, &v, &AV, &SV, &X, NULL, &Y, D->stream), PTXQ_OK);
+        assert_int_equal(D->drv->cuCtxGetCurrent(&cur), CUDA_SUCCESS);
+        assert_null(cur);
+        assert_int_equal(ptxq_context_make_current(D->ctx), PTXQ_OK);
+        dev_sync(D);
+    }
     free(ref);
     free(got);
     const uint64_t bufs[] = {a1[0], a1[1], b1, s1, d1, av, sv, y, b3, d3};

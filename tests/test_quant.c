@@ -396,8 +396,14 @@ static void test_bad_inputs_untouched(void **state) {
         for (int i = 0; i < 64; ++i) assert_int_equal(h[i], 0x77);
         free(h);
     }
-    /* and the good call does write */
+    /* and the good call does write, leaving the caller's current context as it was (none here;
+     * found by review: a call made the library's context current and left it so) */
+    CUcontext cur = (CUcontext)1;
+    assert_int_equal(g_test.dev.drv->cuCtxSetCurrent(NULL), CUDA_SUCCESS);
     assert_int_equal(ptxq_quantize(g_test.dev.ctx, &good, &x, &q, &s, g_test.dev.stream), PTXQ_OK);
+    assert_int_equal(g_test.dev.drv->cuCtxGetCurrent(&cur), CUDA_SUCCESS);
+    assert_null(cur);
+    assert_int_equal(ptxq_context_make_current(g_test.dev.ctx), PTXQ_OK);
     dev_sync(&g_test.dev);
     unsigned char b;
     dev_download(&g_test.dev, &b, dq, 1);
