@@ -599,7 +599,32 @@ static int bench_one(ptxq_dev *d, cublaslt *L, int have_lt, int64_t M, int64_t N
     memset(&plan, 0, sizeof plan);
     if (ptxq_gemm_plan_for(d->ctx, &c.desc, &c.a, &c.b, &c.dd, &plan) == PTXQ_OK) {
         plan_label(&plan, kname, sizeof kname);
+        /* MX through BF16 copies: its MMAs run at the BF16 rate (the tensor use at the clock) */
+        if (plan.dequant) g_flop_clk_sm = FLOP_CLK_SM_BF16;
     }
+    /* validate first: the float64 reference on fresh random data at this shape and descriptor
+     * (sampled rows; every row for the poison), the same kernel as the timed one (found by review:
+     * the bench only compared with cuBLASLt, after timing, without a bound). The --store / --alt
+     * variants below are not checked. */
+    gemm_cfg vc;
+    memset(&vc, 0, sizeof vc);
+    vc.M = M, vc.N = N, vc.K = K, vc.scaling = s, vc.tile_n = tile_n, vc.tile_m = g_tile_m;
+    vc.sample_rows = 8;
+    vc.sa_mmajor = s == PTXQ_GEMM_SCALE_BLOCK; /* as c.sa above */
+    vc.cluster = cluster, vc.a_type = g_at, vc.b_type = g_bt, vc.d_type = g_dt;
+    vc.split_k = g_split, vc.store = g_store[0], vc.ctas = g_ctas, vc.flags = g_flags;
+    gemm_result vr;
+    memset(&vr, 0, sizeof vr);
+    int vst = gemm_case_run(d, &vc, 0x5EEDull ^ (uint64_t)(M * 131 + N * 7 + K), &vr);
+    int vbad = vst != PTXQ_OK || vr.bad || vr.unwritten || strcmp(vr.launched, plan.kernel);
+    char vmsg[512];
+    if (vbad)
+        snprintf(vmsg, sizeof vmsg, "  CHECK FAILED (%s: %lld bad, %lld unwritten, checked %s, "
+                 "timed %s%s%.200s)", ptxq_status_name(vst), (long long)vr.bad, (long long)vr.unwritten,
+                 vr.launched, plan.kernel, vr.first_bad[0] ? "; " : "", vr.first_bad);
+    else
+        snprintf(vmsg, sizeof vmsg, "  check ok (%lld values, max err %.2g of S)",
+                 (long long)vr.checked, vr.max_norm);
     double flop = 2.0 * (double)M * (double)N * (double)K;
     char oclk[256];
     double ms = time_clocked(d, our_run, &c, 3, reps, flop, oclk, sizeof oclk);
@@ -643,6 +668,7 @@ static int bench_one(ptxq_dev *d, cublaslt *L, int have_lt, int64_t M, int64_t N
     printf("gemm %-6s %5lldx%5lldx%5lld  %-30s %8.4f ms  %7.1f TFLOPS  %5.1f%% of %.0f  %6.0f GB/s "
            "%5.1f%% of copy", bf16 ? "bf16" : scaling_str(s), (long long)M, (long long)N, (long long)K, kname, ms, tf,
            100.0 * tf / peak, peak, gbps, g_copy.gbps > 0 ? 100.0 * gbps / g_copy.gbps : 0);
+    fputs(vmsg, stdout);
     fputs(oclk, stdout);
     fputs(alt, stdout);
     if (mx) printf("  | no peer: cuBLASLt has no MXFP8 GEMM on sm_90");
@@ -740,7 +766,7 @@ static int bench_one(ptxq_dev *d, cublaslt *L, int have_lt, int64_t M, int64_t N
     dev_free(d, SA);
     dev_free(d, SB);
     if (WS) dev_free(d, WS);
-    return 0;
+    return vbad;
 }
 
 int bench_gemm_main(int argc, char **argv) {

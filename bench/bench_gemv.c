@@ -1,7 +1,9 @@
 /* bench_gemv.c -- block-scaled GEMV: validate against the float64 CPU reference, then time, then
  * the napkin math. Bandwidth-bound: the figure of merit is GB/s of the bytes that must move (A,
  * its scales and x read once, y written once) against a device-to-device copy measured in the
- * same run, and the time that copy bandwidth would need for those bytes.
+ * same run, and the time that copy bandwidth would need for those bytes. Every plan a row times
+ * is first checked against that reference at the row's M and K (L cut to 2^28 elements of A) with
+ * its kernel forced (check_plan): the row says "ok" only for the kernel it times.
  *
  * DRAM, not L2: the smaller shapes are 10-60 MB, about the L2 size, so each timed batch rotates
  * through enough copies of A and its scales that the data touched between two reads of the same
@@ -237,6 +239,46 @@ static const char *pdl_name(unsigned flags) {
 
 /* Times one (format, shape) with the plan the runtime picks (or each plan with --sweep), once per
  * launch mode. */
+/* desc.pipelined that makes the runtime pick plan p's kernel again (its twin, or the plain one) */
+static int pipelined_of(const ptxq_gemv_plan *p) {
+    size_t n = strlen(p->kernel);
+    if (p->pipelined == 3) return 2; /* the tensor-core ring twin ("_tcr") */
+    if (p->pipelined) return p->pipelined;
+    return n > 0 && p->kernel[n - 1] == 'v' ? 0 : -1;
+}
+
+/* Elements of A the check below multiplies on the CPU at most (about a second of host time;
+ * (16384,16384,4) is checked at L = 1, 2^28). */
+#define CHECK_ELEMS ((int64_t)1 << 28)
+
+/* The float64 check of the plan a row times: the same format, M, K and kernel (rows, k-warps,
+ * twin forced as planned), fresh random data, L cut to what CHECK_ELEMS allows. 0 passed, 1 wrong
+ * outputs (or another kernel ran), -1 the call failed; *vr and desc say what ran. */
+static int check_plan(ptxq_dev *d, ptxq_gemv_format f, ptxq_dtype xt, ptxq_dtype yt, shape3 s,
+                      const bench_modes *md, const ptxq_gemv_plan *plan, gemv_case *c,
+                      gemv_result *vr) {
+    memset(c, 0, sizeof *c);
+    c->format = f;
+    c->x = xt;
+    c->y = yt;
+    c->M = s.M;
+    c->K = s.K;
+    c->L = s.L;
+    while (c->L > 1 && c->L * c->M * c->K > CHECK_ELEMS) c->L--;
+    c->globals = f == PTXQ_GEMV_NVFP4;
+    c->scales = md->sf128 ? 2 : 0;
+    c->rows_per_thread = plan->rows_per_thread;
+    c->k_warps = plan->k_warps;
+    c->pipelined = pipelined_of(plan);
+    c->seed = (uint64_t)time(NULL) ^ (uint64_t)(s.M * 31 + s.K);
+    int rc = gemv_case_run(d, c, vr);
+    if (rc == 0 && strcmp(vr->plan.kernel, plan->kernel)) {
+        snprintf(vr->msg, sizeof vr->msg, "checked %s, timed %s", vr->plan.kernel, plan->kernel);
+        rc = 1;
+    }
+    return rc;
+}
+
 static int bench_one(ptxq_dev *d, ptxq_gemv_format f, ptxq_dtype xt, ptxq_dtype yt, shape3 s,
                      int reps, int sweep, int force_r, int force_k, const bench_copy *cp,
                      const bench_modes *md) {
@@ -247,20 +289,11 @@ static int bench_one(ptxq_dev *d, ptxq_gemv_format f, ptxq_dtype xt, ptxq_dtype 
     ptxq_dtype xd = quant_x ? elem : xt;
     int64_t M = s.M, K = s.K, L = s.L, nk = K / blk;
 
-    /* 1. validate this format on a slice (same K, 257 rows, up to 2 batches) */
+    /* 1. each plan timed below is first checked against the float64 reference (check_plan) */
     gemv_case c;
-    memset(&c, 0, sizeof c);
-    c.format = f;
-    c.x = xt;
-    c.y = yt;
-    c.M = M < 257 ? M : 257;
-    c.K = K;
-    c.L = L < 2 ? L : 2;
-    c.globals = f == PTXQ_GEMV_NVFP4;
-    c.scales = md->sf128 ? 2 : 0;
-    c.seed = (uint64_t)time(NULL) ^ (uint64_t)(M * 31 + K);
     gemv_result vr;
-    int bad = gemv_case_run(d, &c, &vr);
+    char checked[24][64]; /* plans already checked (kernel, rows, k-warps, twin) and their result */
+    int cres[24], nchecked = 0;
 
     /* 2. device data: `copies` instances of A + scales, then x, x scales, y */
     size_t a_bytes = (size_t)(L * M * K * ptxq_dtype_bits(elem) / 8);
@@ -285,7 +318,9 @@ static int bench_one(ptxq_dev *d, ptxq_gemv_format f, ptxq_dtype xt, ptxq_dtype 
     memset(&G, 0, sizeof G);
     G.d = d;
     G.copies = copies;
-    G.batch = copies < md->batch ? md->batch : copies;
+    /* whole rounds of the copies: a batch that stopped part way would start the next one on a
+     * copy read only (batch % copies) calls earlier (found by review) */
+    G.batch = (md->batch > copies ? md->batch + copies - 1 : copies) / copies * copies;
     G.a_stride = round256(a_bytes);
     G.as_stride = round256(as_bytes);
     G.a0 = dev_alloc(d, G.a_stride * (size_t)copies);
@@ -320,7 +355,7 @@ static int bench_one(ptxq_dev *d, ptxq_gemv_format f, ptxq_dtype xt, ptxq_dtype 
     double bound_us = (double)must / (cp->gbps * 1e3);
     char xname[8];
     snprintf(xname, sizeof xname, "%s", quant_x ? gemv_format_name(f) : ptxq_dtype_name(xt));
-    int fails = bad != 0;
+    int fails = 0;
     /* 16: the tensor-core kernel (FP4 A with BF16/F16 x; the sweep skips it where it does not
      * exist) */
     static const int rs[4] = {4, 2, 1, 16}, ks[4] = {1, 2, 4, 8};
@@ -340,6 +375,26 @@ static int bench_one(ptxq_dev *d, ptxq_gemv_format f, ptxq_dtype xt, ptxq_dtype 
             fails++;
             break;
         }
+        char key[64];
+        snprintf(key, sizeof key, "%s r%d k%d p%d", plan.kernel, plan.rows_per_thread, plan.k_warps,
+                 plan.pipelined);
+        int bad = 2; /* not yet checked */
+        for (int q = 0; q < nchecked && bad == 2; ++q)
+            if (!strcmp(checked[q], key)) bad = cres[q];
+        if (bad == 2) {
+            bad = check_plan(d, f, xt, yt, s, md, &plan, &c, &vr);
+            if (bad) {
+                char desc[256];
+                gemv_case_describe(&c, desc, sizeof desc);
+                print_result(desc, &vr, bad);
+                if (vr.msg[0] && bad > 0) printf("  %s\n", vr.msg);
+                fails++;
+            }
+            if (nchecked < 24) {
+                snprintf(checked[nchecked], sizeof checked[0], "%s", key);
+                cres[nchecked++] = bad;
+            }
+        }
         double host_us = 0;
         double ms = time_batch(d, &G, reps, md->graph, &host_us);
         double us = ms > 0 ? ms * 1e3 / G.batch : -1;
@@ -355,11 +410,6 @@ static int bench_one(ptxq_dev *d, ptxq_gemv_format f, ptxq_dtype xt, ptxq_dtype 
                plan.prefetch_trips, plan.grid, twin_mark(&plan), plan.registers, a_bytes / 1048576.0,
                as_bytes / 1048576.0, copies, G.batch, md->graph ? " in a graph" : "", host_us);
         if (us <= 0) fails++;
-    }
-    if (bad) {
-        char desc[256];
-        gemv_case_describe(&c, desc, sizeof desc);
-        print_result(desc, &vr, bad);
     }
     dev_free(d, G.a0);
     dev_free(d, G.as0);

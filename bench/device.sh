@@ -11,6 +11,7 @@
 #                                     optionally after VAR=value words (its environment);
 #                                     output in $OUT/extra_<n>.txt
 #   STEP_TIMEOUT=300   seconds before any one test program or bench command is killed
+#   ROUNDS=5           rounds of the two GEMM target rows timed against cuBLASLt in turn
 #   PTXQ_TEST_BIG=1    also test_gemv's big-A test (4.3 GB of A; about 3 minutes of host time)
 #   PTXQ_TEST_GUARD=1  (the default here, 0 under SANITIZE) the test programs place every device
 #                      buffer so that it ends where an unmapped page begins (src/tools/devbuf.c):
@@ -80,18 +81,33 @@ rf=clocks_event_reasons.active
 nvidia-smi --query-gpu=$rf --format=csv,noheader >/dev/null 2>&1 || rf=clocks_throttle_reasons.active
 ( while :; do nvidia-smi -i 0 --query-gpu=timestamp,$rf,power.draw --format=csv,noheader | sed 's/^/R, /'; sleep 0.2; done ) >>"$OUT/clocks.txt" 2>/dev/null &
 rsn=$!
+# each bench's exit status (a failed check or a crash), for the summary; tee would hide it
+bench_rc=""
+run_bench() { # name, then the ptxq arguments
+  local name=$1
+  shift
+  timeout "$T" "$B/ptxq" "$@" 2>&1 | tee "$OUT/$name.txt"
+  local rc=${PIPESTATUS[0]}
+  [ "$rc" != 0 ] && bench_rc="$bench_rc $name=$rc"
+}
 for fam in ${BENCHES-quant gemv gemm}; do
   case $fam in
     quant) for in in bf16 f32; do
-             timeout "$T" "$B/ptxq" bench quant --in $in --rows 16384 --k 8192 | tee "$OUT/bench_quant_$in.txt"
+             run_bench "bench_quant_$in" bench quant --in $in --rows 16384 --k 8192
            done ;;
     *) echo "== bench $fam $(date -u +%T)" >>"$OUT/clocks.txt"
-       timeout "$T" "$B/ptxq" bench "$fam" 2>&1 | tee "$OUT/bench_$fam.txt"
+       run_bench "bench_$fam" bench "$fam"
        # GEMV: also the chain of independent calls (PTXQ_GEMV_INDEPENDENT: no PDL wait), and
        # BF16 x (the tensor-core kernels for FP4 A, CUDA cores for MXFP8)
        if [ "$fam" = gemv ]; then
-         timeout "$T" "$B/ptxq" bench gemv --pdl indep --read off 2>&1 | tee "$OUT/bench_gemv_indep.txt"
-         timeout "$T" "$B/ptxq" bench gemv --x bf16 --read off 2>&1 | tee "$OUT/bench_gemv_bf16.txt"
+         run_bench bench_gemv_indep bench gemv --pdl indep --read off
+         run_bench bench_gemv_bf16 bench gemv --x bf16 --read off
+       fi
+       # GEMM: the two target rows again, ours and cuBLASLt alternating who goes first (a single
+       # shot times ours first, when the GPU is coolest: RESULTS.md, "rounds")
+       if [ "$fam" = gemm ]; then
+         run_bench bench_gemm_rounds_tensor bench gemm --m 8192 --n 8192 --k 8192 --scaling tensor --rounds ${ROUNDS:-5}
+         run_bench bench_gemm_rounds_block bench gemm --m 4096 --n 7168 --k 16384 --scaling block --rounds ${ROUNDS:-5}
        fi ;;
   esac
 done
@@ -112,6 +128,7 @@ tar czf "$OUT/logs.tgz" -C "$OUT" --exclude logs.tgz . 2>/dev/null
 echo
 echo "==== summary ($(sed -n 2p "$OUT/info.txt"))"
 echo "tests exit $trc: $(grep -E '^Ok:|^Fail:|^Skipped:|^Timeout:' "$OUT/tests.log" 2>/dev/null | tr -s ' ' | tr '\n' ' ')"
+echo "bench exits: ${bench_rc:- all 0}"
 for f in "$OUT"/bench_*.txt "$OUT"/extra_*.txt; do
   [ -f "$f" ] || continue
   echo "-- $(basename "$f"): $(head -1 "$f" | cut -c1-100)"

@@ -272,6 +272,7 @@ int gemm_case_run(ptxq_dev *d, const gemm_cfg *c, uint64_t seed, gemm_result *re
         res->split_tiles = plan.split_tiles;
         res->dequant = plan.dequant;
         res->cluster_split = plan.cluster_split;
+        snprintf(res->launched, sizeof res->launched, "%s", plan.kernel);
     }
     int st = ptxq_gemm(d->ctx, &desc, &ta, &tb, &td, d->stream);
     if (st != PTXQ_OK) /* now: the frees and copies below may clear the thread's message */

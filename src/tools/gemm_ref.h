@@ -77,7 +77,8 @@ typedef struct gemm_result {
     int64_t n_wc;
     char first_bad[256];
     char error[256];       /* ptxq_last_error() right after a call that failed */
-    char kernel[64];
+    char kernel[64];       /* ptxq_gemm_kernel_for's name */
+    char launched[64];     /* the kernel of ptxq_gemm_plan_for on d's device (what ran) */
     int splits;            /* the plan's K ranges per split tile (1: none) */
     unsigned split_tiles;  /* and how many tiles were split */
     int dequant;           /* MX: the call went through BF16 copies (plan.dequant) */
