@@ -15,6 +15,7 @@
 #include "bench_gemm.h"
 #include "bench_quant.h"
 #include "devbuf.h"
+#include "internal.h"
 #include "ptxq.h"
 #include "sass.h"
 #include "sass_ctrl.h"
@@ -220,6 +221,14 @@ static int parse_kernels_opts(int argc, char **argv, kernels_opts *o) {
     return 0;
 }
 
+/* 1 if some embedded kernel is built for target t */
+static int target_built(const char *t) {
+    ptxq_kernel_info k;
+    for (int i = 0; i < ptxq_kernel_count(); ++i)
+        if (kernel_at(i, &k) && !strcmp(k.target, t)) return 1;
+    return 0;
+}
+
 /* The entries that pass the filters; returns how many (k has ptxq_kernel_count() slots). */
 static int select_kernels(const kernels_opts *o, ptxq_kernel_info *k) {
     int n = 0;
@@ -304,6 +313,13 @@ static int cmd_kernels(int argc, char **argv) {
         usage(stderr);
         return 2;
     }
+    if (o.target && !target_built(o.target)) { /* (was "0 kernels", exit 0: found by review) */
+        char built[128];
+        ptxq_built_targets(built, sizeof built);
+        fprintf(stderr, "ptxq kernels: no kernels for target '%s'; this build has %s\n", o.target,
+                built);
+        return 2;
+    }
     int total = ptxq_kernel_count();
     ptxq_kernel_info *k = calloc((size_t)total + 1, sizeof *k);
     sass_hist *h = calloc((size_t)total + 1, sizeof *h);
@@ -330,14 +346,20 @@ static int cmd_kernels(int argc, char **argv) {
 
 /* ---- sass --------------------------------------------------------------------------------- */
 
-/* The device's cubin target, else sm_90a. */
+/* Device 0's cubin target, else sm_90a. Asks the driver for the compute capability only (found by
+ * review: opening a ptxq context created a CUDA context on the GPU just for this). */
 static void default_target(char *out, size_t n) {
-    ptxq_dev dev;
-    char why[512];
     snprintf(out, n, "sm_90a");
-    if (dev_open(&dev, why, sizeof why) != 0) return;
-    if (dev.info.target[0]) snprintf(out, n, "%s", dev.info.target);
-    dev_close(&dev);
+    const char *why = NULL;
+    const ptxq_cudrv *d = ptxq_cudrv_get(&why);
+    CUdevice dev;
+    int ma = 0, mi = 0;
+    if (!d || d->cuDeviceGet(&dev, 0) != CUDA_SUCCESS ||
+        d->cuDeviceGetAttribute(&ma, CU_DEVICE_ATTRIBUTE_COMPUTE_CAPABILITY_MAJOR, dev) ||
+        d->cuDeviceGetAttribute(&mi, CU_DEVICE_ATTRIBUTE_COMPUTE_CAPABILITY_MINOR, dev))
+        return;
+    const char *t = ptxq_target_for(ma, mi);
+    if (t && *t) snprintf(out, n, "%s", t);
 }
 
 static void print_targets_of(const char *name, FILE *f) {
@@ -446,7 +468,8 @@ static int write_yield_copy(const ptxq_kernel_info *k, const char *spec, const c
         yield = got == 3 && frac >= 2 && frac <= 64 && frac == (int)frac ? (int)frac : -1;
         frac = 1.0;
     }
-    if (got < 2 || !op || yield < 0 || frac < 0 || frac > 1) {
+    /* (written so that a NaN FRAC fails too: found by review) */
+    if (got < 2 || !op || yield < 0 || !(frac >= 0 && frac <= 1)) {
         fprintf(stderr, "ptxq sass: --yield wants OP:on|off[:FRAC] or OP:every:K, OP ffma, fadd "
                         "or fmul, FRAC in 0..1, K in 2..64 (got '%s')\n", spec);
         return 2;
@@ -566,7 +589,9 @@ static int cmd_sass_on(const ptxq_kernel_info *kp, const sass_opts *op) {
     int loops = o.loops;
     if (o.yield) return write_yield_copy(&k, o.yield, o.out);
     size_t code_off = 0, code_len = 0;
-    if (o.ctrl && sass_cubin_code(k.cubin, k.cubin_size, k.name, &code_off, &code_len) != 0) {
+    int file = !strcmp(k.target, "(file)");
+    if (o.ctrl && (file ? sass_cubin_code_or_only : sass_cubin_code)(k.cubin, k.cubin_size, k.name,
+                                                                       &code_off, &code_len) != 0) {
         fprintf(stderr, "ptxq sass: no code section for %s in its cubin\n", k.name);
         return 1;
     }

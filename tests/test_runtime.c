@@ -105,6 +105,19 @@ static void test_tensor_helpers(void **state) {
     assert_int_equal(ptxq_tensor_bytes(&t), 48);
     t.stride[0] = 100; /* padded: span = 1 + 100 + 32 + 15 */
     assert_int_equal(ptxq_tensor_bytes(&t), (148 * 4 + 7) / 8);
+    /* past 64 bits: no signed overflow (found by review with UBSan); the outer strides are 0
+     * where the product overflowed, and such tensors span "0 bytes" (malformed), not a wrapped
+     * size */
+    int64_t huge[3] = {(int64_t)1 << 40, (int64_t)1 << 40, (int64_t)1 << 40};
+    t = ptxq_tensor_make(PTXQ_BF16, 3, huge, 0x1000);
+    assert_int_equal(t.stride[1], (int64_t)1 << 40);
+    assert_int_equal(t.stride[0], 0);
+    int64_t wide[2] = {3, 1};
+    t = ptxq_tensor_make(PTXQ_F32, 2, wide, 0x1000);
+    t.stride[0] = (int64_t)1 << 62;
+    assert_int_equal(ptxq_tensor_bytes(&t), 0);
+    t.stride[0] = (int64_t)1 << 20; /* span 2^21 + 1 elements */
+    assert_int_equal(ptxq_tensor_bytes(&t), (((size_t)1 << 21) + 1) * 4);
     assert_string_equal(ptxq_status_name(PTXQ_ERR_ALIGNMENT), "PTXQ_ERR_ALIGNMENT");
     assert_int_equal(ptxq_version(), PTXQ_VERSION_MAJOR * 10000 + PTXQ_VERSION_MINOR * 100 +
                                          PTXQ_VERSION_PATCH);

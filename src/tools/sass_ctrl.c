@@ -52,8 +52,8 @@ int sass_ctrl_format(const sass_ctrl *c, char *buf, size_t n) {
                     reuse);
 }
 
-int sass_cubin_code(const unsigned char *cubin, size_t size, const char *name, size_t *off,
-                    size_t *len) {
+static int find_code(const unsigned char *cubin, size_t size, const char *name, int only,
+                     size_t *off, size_t *len) {
     if (!cubin || !name || size < 64 || memcmp(cubin, "\177ELF", 4) || cubin[4] != 2) return -1;
     uint64_t shoff = rd64(cubin + 0x28);
     unsigned shentsize = rd16(cubin + 0x3A), shnum = rd16(cubin + 0x3C),
@@ -65,6 +65,10 @@ int sass_cubin_code(const unsigned char *cubin, size_t size, const char *name, s
     uint64_t stroff = rd64(strsh + 0x18), strsize = rd64(strsh + 0x20);
     if (stroff > size || strsize > size - stroff) return -1;
     size_t want = strlen(name);
+    /* the one .text.* section of a cubin whose kernel name differs from `name` (a file renamed
+     * after its kernel, e.g. a --yield copy; found by review) */
+    int ntext = 0;
+    uint64_t one_off = 0, one_len = 0;
     for (unsigned i = 0; i < shnum; ++i) {
         const unsigned char *sh = cubin + shoff + (size_t)i * shentsize;
         uint32_t nm = rd32(sh);
@@ -72,15 +76,29 @@ int sass_cubin_code(const unsigned char *cubin, size_t size, const char *name, s
         if (nm >= strsize) continue;
         const char *s = (const char *)cubin + stroff + nm;
         size_t room = (size_t)(strsize - nm);
-        if (room < 6 + want + 1 || memcmp(s, ".text.", 6) || memcmp(s + 6, name, want) ||
-            s[6 + want] != 0)
-            continue;
+        if (room < 7 || memcmp(s, ".text.", 6)) continue;
+        ++ntext;
+        one_off = o, one_len = l;
+        if (room < 6 + want + 1 || memcmp(s + 6, name, want) || s[6 + want] != 0) continue;
         if (o > size || l > size - o) return -1;
         *off = (size_t)o;
         *len = (size_t)l;
         return 0;
     }
-    return -1;
+    if (!only || ntext != 1 || one_off > size || one_len > size - one_off) return -1;
+    *off = (size_t)one_off;
+    *len = (size_t)one_len;
+    return 0;
+}
+
+int sass_cubin_code(const unsigned char *cubin, size_t size, const char *name, size_t *off,
+                    size_t *len) {
+    return find_code(cubin, size, name, 0, off, len);
+}
+
+int sass_cubin_code_or_only(const unsigned char *cubin, size_t size, const char *name,
+                            size_t *off, size_t *len) {
+    return find_code(cubin, size, name, 1, off, len);
 }
 
 int sass_runs(const unsigned char *code, size_t len, unsigned op, int min_len, sass_run *out,
