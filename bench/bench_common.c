@@ -211,3 +211,31 @@ int bench_open(ptxq_dev *d) {
     if (rc) fprintf(stderr, "no device: %s\n", why);
     return rc;
 }
+
+int bench_spin_open(ptxq_dev *d, bench_spin *s, unsigned long long ns) {
+    memset(s, 0, sizeof *s);
+    ptxq_kernel_info k;
+    if (ptxq_kernel_find("spin_ns", d->info.target, &k) != PTXQ_OK) return -1;
+    const ptxq_cudrv *D = d->drv;
+    if (D->cuModuleLoadData(&s->mod, k.cubin) != CUDA_SUCCESS) return -1;
+    if (D->cuModuleGetFunction(&s->fn, s->mod, "spin_ns") != CUDA_SUCCESS) {
+        D->cuModuleUnload(s->mod);
+        memset(s, 0, sizeof *s);
+        return -1;
+    }
+    s->d = d;
+    s->ns = ns;
+    return 0;
+}
+
+void bench_spin_close(bench_spin *s) {
+    if (s->d) s->d->drv->cuModuleUnload(s->mod);
+    memset(s, 0, sizeof *s);
+}
+
+int bench_spin_lead(void *p) {
+    bench_spin *s = p;
+    void *params[] = {&s->ns};
+    return s->d->drv->cuLaunchKernel(s->fn, 1, 1, 1, 32, 1, 1, 0, s->d->stream, params, NULL) !=
+           CUDA_SUCCESS;
+}

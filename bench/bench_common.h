@@ -34,6 +34,20 @@ int bench_copy_chain(ptxq_dev *d, size_t bytes, int batch, int reps, bench_copy 
 int bench_read_chain(ptxq_dev *d, size_t bytes, int batch, int reps, unsigned ctas, unsigned loads,
                      unsigned threads, bench_copy *out, char *why, size_t whyn);
 
+/* The spin lead (ptx/spin_ns.ptx): one warp that keeps the stream busy for ns nanoseconds, so a
+ * call timed right after it is enqueued before its start event runs (dev_time_lead_ms). */
+typedef struct bench_spin {
+    ptxq_dev *d;
+    CUmodule mod;
+    CUfunction fn;
+    unsigned long long ns;
+} bench_spin;
+/* 0 when loaded; -1 (s->fn NULL) without a spin_ns cubin for the device. */
+int bench_spin_open(ptxq_dev *d, bench_spin *s, unsigned long long ns);
+void bench_spin_close(bench_spin *s);
+/* The lead for dev_time_lead_ms: launches the spin on s->d's stream (nonzero if that failed). */
+int bench_spin_lead(void *s);
+
 /* The device's PCI address as NVML spells it ("00000000:1b:00.0"); 0, or -1 if the driver
  * does not say. */
 int bench_pci_bus_id(ptxq_dev *d, char *out, size_t n);

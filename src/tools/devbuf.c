@@ -205,8 +205,25 @@ double dev_time_ms(ptxq_dev *d, int (*fn)(void *), void *arg, int warmup, int re
     return dev_time_flushed_ms(d, fn, arg, warmup, reps, 0, 0);
 }
 
+typedef struct flush_lead {
+    ptxq_dev *d;
+    uint64_t flush;
+    size_t words;
+} flush_lead;
+
+static int memset_lead(void *p) {
+    const flush_lead *f = p;
+    return f->d->drv->cuMemsetD32Async((CUdeviceptr)f->flush, 0, f->words, f->d->stream) != 0;
+}
+
 double dev_time_flushed_ms(ptxq_dev *d, int (*fn)(void *), void *arg, int warmup, int reps,
                            uint64_t flush, size_t flush_words) {
+    flush_lead f = {d, flush, flush_words};
+    return dev_time_lead_ms(d, fn, arg, warmup, reps, flush_words ? memset_lead : NULL, &f);
+}
+
+double dev_time_lead_ms(ptxq_dev *d, int (*fn)(void *), void *arg, int warmup, int reps,
+                        int (*lead)(void *), void *lead_arg) {
     CUevent e0, e1;
     const ptxq_cudrv *D = d->drv;
     if (reps < 1) reps = 1;
@@ -222,7 +239,7 @@ double dev_time_flushed_ms(ptxq_dev *d, int (*fn)(void *), void *arg, int warmup
     if (!bad) dev_sync(d);
     for (int i = 0; i < reps && !bad; ++i) {
         float ms = 0;
-        if (flush_words && D->cuMemsetD32Async((CUdeviceptr)flush, 0, flush_words, d->stream)) {
+        if (lead && lead(lead_arg)) {
             bad = 1;
             break;
         }

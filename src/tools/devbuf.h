@@ -47,6 +47,12 @@ double dev_time_ms(ptxq_dev *d, int (*fn)(void *), void *arg, int warmup, int re
 double dev_time_flushed_ms(ptxq_dev *d, int (*fn)(void *), void *arg, int warmup, int reps,
                            uint64_t flush, size_t flush_words);
 
+/* dev_time_ms with lead(lead_arg) enqueued before each timed call's start event, outside the
+ * events (a memset for the flush above; the bench's spin kernel, so that a single call is
+ * enqueued before its start event runs and its host time stays out). lead NULL: dev_time_ms. */
+double dev_time_lead_ms(ptxq_dev *d, int (*fn)(void *), void *arg, int warmup, int reps,
+                        int (*lead)(void *), void *lead_arg);
+
 /* xorshift64* generator: reproducible data for a seed. */
 typedef struct rng64 { uint64_t s; } rng64;
 uint64_t rng_next(rng64 *r);
