@@ -618,7 +618,7 @@ static int bench_one(ptxq_dev *d, cublaslt *L, int have_lt, int64_t M, int64_t N
     vc.M = M, vc.N = N, vc.K = K, vc.scaling = s, vc.tile_n = tile_n, vc.tile_m = g_tile_m;
     vc.sample_rows = 8;
     vc.sa_mmajor = s == PTXQ_GEMM_SCALE_BLOCK; /* as c.sa above */
-    vc.cluster = cluster, vc.a_type = g_at, vc.b_type = g_bt, vc.d_type = g_dt;
+    vc.cluster = cluster, vc.group_m = group, vc.a_type = g_at, vc.b_type = g_bt, vc.d_type = g_dt;
     vc.split_k = g_split, vc.store = g_store[0], vc.ctas = g_ctas, vc.flags = g_flags;
     gemm_result vr;
     memset(&vr, 0, sizeof vr);

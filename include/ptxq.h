@@ -152,8 +152,11 @@ ptxq_status ptxq_kernel_find(const char *name, const char *target, ptxq_kernel_i
 
 /* Research override: if the environment variable PTXQ_KERNEL_DIR names a directory, a file
  * <dir>/<kernel>.cubin, else <dir>/<kernel>.ptx (JIT-compiled by the driver), replaces the embedded
- * cubin of that kernel when a context first loads it (the override must suit the device). Returns
- * the path that would be used for name, or NULL (buf receives it; bufsize >= 1). */
+ * cubin of that kernel when a context first loads it (the override must suit the device); a
+ * directory whose path leaves no room in 4096 bytes for "/<kernel>.cubin" fails every load with
+ * PTXQ_ERR_INVALID_ARGUMENT rather than fall back to the embedded cubin. Returns the path that
+ * would be used for name, or NULL (buf receives it; bufsize >= 1; NULL also where it does not
+ * fit in buf). */
 const char *ptxq_override_path(const char *name, char *buf, size_t bufsize);
 /* Whether ctx has loaded kernel name from an override file (1), the embedded cubin (0), not yet (-1). */
 int ptxq_kernel_overridden(ptxq_context *ctx, const char *name);

@@ -560,6 +560,11 @@ static int cmd_sass(int argc, char **argv) {
             fprintf(stderr, "ptxq sass: %s\n", ferr);
             return 2;
         }
+        /* the kernel's own name where the file holds one kernel (a renamed copy: y2.cubin),
+         * else the file's */
+        char kname[sizeof fname];
+        if (sass_cubin_kernel(file, fsize, kname, sizeof kname) == 0)
+            snprintf(fname, sizeof fname, "%s", kname);
         memset(&k, 0, sizeof k);
         k.name = fname;
         k.target = "(file)";
@@ -589,9 +594,7 @@ static int cmd_sass_on(const ptxq_kernel_info *kp, const sass_opts *op) {
     int loops = o.loops;
     if (o.yield) return write_yield_copy(&k, o.yield, o.out);
     size_t code_off = 0, code_len = 0;
-    int file = !strcmp(k.target, "(file)");
-    if (o.ctrl && (file ? sass_cubin_code_or_only : sass_cubin_code)(k.cubin, k.cubin_size, k.name,
-                                                                       &code_off, &code_len) != 0) {
+    if (o.ctrl && sass_cubin_code(k.cubin, k.cubin_size, k.name, &code_off, &code_len) != 0) {
         fprintf(stderr, "ptxq sass: no code section for %s in its cubin\n", k.name);
         return 1;
     }

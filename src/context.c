@@ -196,7 +196,10 @@ static int load_slot(ptxq_context *c, int i, const ptxq_kernel_entry *e) {
     }
     if (r != CUDA_SUCCESS) {
         d->cuModuleUnload(L->module);
-        memset(L, 0, sizeof *L);
+        /* fn was never published: only what this load set goes back (a memset would also store
+         * to fn, which other threads read without the lock) */
+        L->module = NULL;
+        L->overridden = 0;
         return ptxq_cuda_fail(d, r, what);
     }
     /* persistent kernels size their grid to what is resident: a larger grid runs in waves */

@@ -215,56 +215,92 @@ static void test_special_values(void **state) {
         c.layout = PTXQ_SCALE_128x4;
         c.values = QUANT_VALUES_TINY;
         fails += run_one(c, 1) != 0;
-        n += 2;
+        /* static scales too small for their reciprocals: the FLT_MAX caps (codes saturate,
+         * zeros stay zero) */
+        c = new_case(PTXQ_QUANT_FP8_TENSOR, PTXQ_E4M3, k_in[j]);
+        c.rank = 2;
+        c.shape[0] = 33;
+        c.shape[1] = 520;
+        c.static_scale = 1;
+        c.static_value = 1e-44f;
+        c.values = QUANT_VALUES_ZERO_BLOCKS;
+        fails += run_one(c, 1) != 0;
+        c = new_case(PTXQ_QUANT_NVFP4, PTXQ_E2M1, k_in[j]);
+        c.rank = 2;
+        c.shape[0] = 33;
+        c.shape[1] = 1040;
+        c.static_scale = 1;
+        c.static_value = 1e-45f;
+        c.values = QUANT_VALUES_TINY;
+        fails += run_one(c, 1) != 0;
+        n += 4;
     }
     printf("[ INFO     ] %d cases, %d failed\n", n, fails);
     assert_int_equal(fails, 0);
 }
 
-/* No device: the reference itself (which the kernels match bit for bit) gives finite scales and
- * no NaN code on tiny and zero inputs, within the half-step error bound. It failed before the
- * amax floor: zeros of a block with amax 1e-37 came out NaN. */
+/* No device: the reference itself (which the kernels match bit for bit) gives finite scales, no
+ * NaN scale code and no NaN code on tiny and zero inputs, within the half-step error bound. Two
+ * data sets: mixed (per-block floors, the tensor's amax ordinary) and all tiny (the per-tensor
+ * floors: FP8_TENSOR's amax, NVFP4's global scale). The old reference failed both (zeros of a
+ * block with amax 1e-37 came out NaN; on the all-tiny set FP8_TENSOR gave NaN codes and NVFP4
+ * NaN scale codes). */
 static void test_ref_tiny_values(void **state) {
     (void)state;
     const int64_t rows = 4, K = 256;
     float x[4 * 256];
-    for (int64_t i = 0; i < rows * K; ++i) {
-        int64_t r = i / K, k = i % K;
-        /* row 0 ~1e-37, row 1 f32 subnormals, row 2 zeros, row 3 a zero block then 1e-30 */
-        float v = (float)((int)(k % 7) - 3);
-        x[i] = r == 0 ? v * 1e-37f : r == 1 ? v * 1e-40f : r == 2 ? 0.0f : k < 128 ? 0.0f : v * 1e-30f;
-    }
     struct { ptxq_quant_mode m; ptxq_dtype out; int block; } modes[] = {
         {PTXQ_QUANT_FP8_TENSOR, PTXQ_E4M3, 0}, {PTXQ_QUANT_FP8_TENSOR, PTXQ_E5M2, 0},
         {PTXQ_QUANT_FP8_ROW, PTXQ_E4M3, 0}, {PTXQ_QUANT_FP8_BLOCK, PTXQ_E5M2, 0},
         {PTXQ_QUANT_MXFP8, PTXQ_E4M3, 0}, {PTXQ_QUANT_NVFP4, PTXQ_E2M1, 0},
         {PTXQ_QUANT_INT8_ROW, PTXQ_I8, 0}, {PTXQ_QUANT_INT8_BLOCK, PTXQ_I8, 64},
     };
-    for (size_t i = 0; i < sizeof modes / sizeof modes[0]; ++i)
-        for (int st = 0; st < 2; ++st) {
-            /* st = 1: a static scale too small for its reciprocal (FP8_TENSOR, NVFP4) */
-            if (st && modes[i].m != PTXQ_QUANT_FP8_TENSOR && modes[i].m != PTXQ_QUANT_NVFP4) continue;
-            quant_host h;
-            assert_int_equal(quant_ref(x, rows, K, modes[i].m, modes[i].out, modes[i].block,
-                                       st ? 1e-44f : -1.0f, &h), 0);
-            int64_t nsc = modes[i].m == PTXQ_QUANT_FP8_TENSOR ? 1 : rows * h.nk;
-            for (int64_t j = 0; j < nsc; ++j) assert_true(isfinite(h.scale[j]));
-            assert_true(isfinite(h.gscale));
-            for (int64_t j = 0; j < rows * K; ++j) {
-                double d = quant_decode(modes[i].out, h.q[j]);
-                if (!isfinite(d) || (x[j] == 0.0f && d != 0.0))
-                    fail_msg("mode %d out %s static %d: element %lld (x %g) -> code 0x%02x", (int)modes[i].m,
-                             ptxq_dtype_name(modes[i].out), st, (long long)j, x[j], h.q[j]);
-            }
-            if (!st) {
-                quant_err e;
-                quant_ref_error(x, &h, &e);
-                if (e.over_bound)
-                    fail_msg("mode %d out %s: %lld elements over the bound", (int)modes[i].m,
-                             ptxq_dtype_name(modes[i].out), (long long)e.over_bound);
-            }
-            quant_host_free(&h);
+    for (int set = 0; set < 2; ++set) {
+        for (int64_t i = 0; i < rows * K; ++i) {
+            int64_t r = i / K, k = i % K;
+            /* row 0 ~1e-37, row 1 f32 subnormals, row 2 zeros, row 3 a zero block then 1e-30
+             * (set 0) or 1e-38 (set 1) */
+            float v = (float)((int)(k % 7) - 3), big = set ? 1e-38f : 1e-30f;
+            x[i] = r == 0 ? v * 1e-37f : r == 1 ? v * 1e-40f : r == 2 ? 0.0f : k < 128 ? 0.0f : v * big;
         }
+        for (size_t i = 0; i < sizeof modes / sizeof modes[0]; ++i)
+            for (int st = 0; st < 2; ++st) {
+                /* st = 1: a static scale too small for its reciprocal (FP8_TENSOR, NVFP4) */
+                if (st && modes[i].m != PTXQ_QUANT_FP8_TENSOR && modes[i].m != PTXQ_QUANT_NVFP4)
+                    continue;
+                quant_host h;
+                assert_int_equal(quant_ref(x, rows, K, modes[i].m, modes[i].out, modes[i].block,
+                                           st ? 1e-44f : -1.0f, &h), 0);
+                int64_t nsc = modes[i].m == PTXQ_QUANT_FP8_TENSOR ? 1 : rows * h.nk;
+                for (int64_t j = 0; j < nsc; ++j) {
+                    /* F32 scales finite; UE4M3 / UE8M0 codes (held as floats) not NaN codes */
+                    int code = (int)h.scale[j];
+                    int nan_code = modes[i].m == PTXQ_QUANT_NVFP4   ? (code & 0x7F) == 0x7F
+                                   : modes[i].m == PTXQ_QUANT_MXFP8 ? code == 255
+                                                                    : !isfinite(h.scale[j]);
+                    if (nan_code)
+                        fail_msg("set %d mode %d static %d: scale %lld is %g", set, (int)modes[i].m,
+                                 st, (long long)j, h.scale[j]);
+                }
+                assert_true(isfinite(h.gscale));
+                for (int64_t j = 0; j < rows * K; ++j) {
+                    double d = quant_decode(modes[i].out, h.q[j]);
+                    if (!isfinite(d) || (x[j] == 0.0f && d != 0.0))
+                        fail_msg("set %d mode %d out %s static %d: element %lld (x %g) -> code 0x%02x",
+                                 set, (int)modes[i].m, ptxq_dtype_name(modes[i].out), st,
+                                 (long long)j, x[j], h.q[j]);
+                }
+                if (!st) {
+                    quant_err e;
+                    quant_ref_error(x, &h, &e);
+                    if (e.over_bound)
+                        fail_msg("set %d mode %d out %s: %lld elements over the bound", set,
+                                 (int)modes[i].m, ptxq_dtype_name(modes[i].out),
+                                 (long long)e.over_bound);
+                }
+                quant_host_free(&h);
+            }
+    }
 }
 
 /* No device: the argument rules ptxq.h states, on fake (aligned, nonzero) addresses. */

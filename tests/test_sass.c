@@ -832,12 +832,14 @@ static void test_ctrl_rewrite_cubin(void **state) {
                                         1.0, 1, &runs), -1);
     assert_int_equal(sass_cubin_code((const unsigned char *)"not an ELF file, long enough to read "
                                      "its header fields 0123456789", 64, k.name, &off, &len), -1);
-    /* a cubin file named other than its kernel: the strict lookup fails, the file lookup takes
-     * its only code section */
+    /* a cubin file named other than its kernel (y2.cubin): the lookup by that name fails, and
+     * the cubin names its one kernel */
     size_t off2 = 0, len2 = 0;
+    char kn[128];
     assert_int_equal(sass_cubin_code(k.cubin, k.cubin_size, "y2", &off2, &len2), -1);
-    assert_int_equal(sass_cubin_code_or_only(k.cubin, k.cubin_size, "y2", &off2, &len2), 0);
-    assert_true(off2 == off && len2 == len);
+    assert_int_equal(sass_cubin_kernel(k.cubin, k.cubin_size, kn, sizeof kn), 0);
+    assert_string_equal(kn, k.name);
+    assert_int_equal(sass_cubin_kernel(k.cubin, k.cubin_size, kn, 4), -1); /* does not fit */
     free(a);
     free(b);
     free(copy);

@@ -247,6 +247,7 @@ int gemm_case_run(ptxq_dev *d, const gemm_cfg *c, uint64_t seed, gemm_result *re
     desc.tile_n = c->tile_n;
     desc.tile_m = c->tile_m;
     desc.cluster = c->cluster;
+    desc.group_m = c->group_m;
     desc.alpha = c->alpha;
     desc.beta = c->beta;
     desc.c = c->with_c ? &tc : NULL;

@@ -38,6 +38,7 @@ typedef struct gemm_cfg {
                           the padding is random and must not be read as a scale */
     int sb_nmajor;     /* BLOCK: b_scale N-major (strides {1, ceil(N/128)}) instead of row-major */
     int cluster;       /* desc.cluster: 0 (runtime), 1 or 2 */
+    int group_m;       /* desc.group_m: the raster's M tiles a group (0: the runtime's) */
     /* beyond the plain case (0 = off / default) */
     ptxq_dtype a_type, b_type;  /* 0 = E4M3; E4M3 or E5M2, or both BF16 */
     ptxq_dtype d_type;          /* 0 = BF16; BF16, F16 or F32 */

@@ -123,6 +123,7 @@ int quant_case_run(ptxq_dev *d, const quant_case *c, quant_result *res) {
         quant_ref(x, rows, K, c->mode, c->out, c->block, -1.0f, &tmp);
         /* some other scale, as delayed scaling would use */
         static_value = (c->mode == PTXQ_QUANT_NVFP4 ? tmp.gscale : tmp.scale[0]) * 1.75f;
+        if (c->static_value != 0.0f) static_value = c->static_value;
         quant_host_free(&tmp);
         desc.flags = PTXQ_QUANT_STATIC_SCALE;
     }

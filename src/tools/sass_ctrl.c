@@ -52,9 +52,11 @@ int sass_ctrl_format(const sass_ctrl *c, char *buf, size_t n) {
                     reuse);
 }
 
-static int find_code(const unsigned char *cubin, size_t size, const char *name, int only,
-                     size_t *off, size_t *len) {
-    if (!cubin || !name || size < 64 || memcmp(cubin, "\177ELF", 4) || cubin[4] != 2) return -1;
+/* Walks the ".text.*" sections of an ELF64 cubin: the one named ".text.<name>" (name non-NULL),
+ * or (name NULL) the only one, whose kernel name then goes to out. 0 found, -1 not. */
+static int find_code(const unsigned char *cubin, size_t size, const char *name, size_t *off,
+                     size_t *len, char *out, size_t outn) {
+    if (!cubin || size < 64 || memcmp(cubin, "\177ELF", 4) || cubin[4] != 2) return -1;
     uint64_t shoff = rd64(cubin + 0x28);
     unsigned shentsize = rd16(cubin + 0x3A), shnum = rd16(cubin + 0x3C),
              shstrndx = rd16(cubin + 0x3E);
@@ -64,11 +66,11 @@ static int find_code(const unsigned char *cubin, size_t size, const char *name, 
     const unsigned char *strsh = cubin + shoff + (size_t)shstrndx * shentsize;
     uint64_t stroff = rd64(strsh + 0x18), strsize = rd64(strsh + 0x20);
     if (stroff > size || strsize > size - stroff) return -1;
-    size_t want = strlen(name);
-    /* the one .text.* section of a cubin whose kernel name differs from `name` (a file renamed
-     * after its kernel, e.g. a --yield copy; found by review) */
+    size_t want = name ? strlen(name) : 0;
     int ntext = 0;
     uint64_t one_off = 0, one_len = 0;
+    const char *one = NULL;
+    size_t one_room = 0;
     for (unsigned i = 0; i < shnum; ++i) {
         const unsigned char *sh = cubin + shoff + (size_t)i * shentsize;
         uint32_t nm = rd32(sh);
@@ -77,15 +79,22 @@ static int find_code(const unsigned char *cubin, size_t size, const char *name, 
         const char *s = (const char *)cubin + stroff + nm;
         size_t room = (size_t)(strsize - nm);
         if (room < 7 || memcmp(s, ".text.", 6)) continue;
-        ++ntext;
-        one_off = o, one_len = l;
+        if (!name) {
+            ++ntext;
+            one_off = o, one_len = l, one = s + 6, one_room = room - 6;
+            continue;
+        }
         if (room < 6 + want + 1 || memcmp(s + 6, name, want) || s[6 + want] != 0) continue;
         if (o > size || l > size - o) return -1;
         *off = (size_t)o;
         *len = (size_t)l;
         return 0;
     }
-    if (!only || ntext != 1 || one_off > size || one_len > size - one_off) return -1;
+    if (name || ntext != 1 || one_off > size || one_len > size - one_off) return -1;
+    const char *z = memchr(one, 0, one_room);
+    size_t n = z ? (size_t)(z - one) : 0;
+    if (!z || n == 0 || n >= outn) return -1; /* unterminated, empty or too long */
+    memcpy(out, one, n + 1);
     *off = (size_t)one_off;
     *len = (size_t)one_len;
     return 0;
@@ -93,12 +102,13 @@ static int find_code(const unsigned char *cubin, size_t size, const char *name, 
 
 int sass_cubin_code(const unsigned char *cubin, size_t size, const char *name, size_t *off,
                     size_t *len) {
-    return find_code(cubin, size, name, 0, off, len);
+    if (!name) return -1;
+    return find_code(cubin, size, name, off, len, NULL, 0);
 }
 
-int sass_cubin_code_or_only(const unsigned char *cubin, size_t size, const char *name,
-                            size_t *off, size_t *len) {
-    return find_code(cubin, size, name, 1, off, len);
+int sass_cubin_kernel(const unsigned char *cubin, size_t size, char *name, size_t n) {
+    size_t off, len;
+    return find_code(cubin, size, NULL, &off, &len, name, n);
 }
 
 int sass_runs(const unsigned char *code, size_t len, unsigned op, int min_len, sass_run *out,

@@ -44,10 +44,11 @@ int sass_ctrl_format(const sass_ctrl *c, char *buf, size_t n);
  * section. */
 int sass_cubin_code(const unsigned char *cubin, size_t size, const char *name, size_t *off,
                     size_t *len);
-/* sass_cubin_code, or without that section the cubin's only ".text.*" section: a cubin file whose
- * name is not its kernel's (a --yield copy saved as y2.cubin; found by review). */
-int sass_cubin_code_or_only(const unsigned char *cubin, size_t size, const char *name,
-                            size_t *off, size_t *len);
+/* The kernel of a one-kernel ELF64 cubin (its only ".text.<name>" section) into name (n bytes):
+ * 0, or -1 if the cubin is not ELF64, has no or several code sections, or the name does not fit.
+ * For a cubin file whose file name is not its kernel's (a --yield copy saved as y2.cubin; found
+ * by review). */
+int sass_cubin_kernel(const unsigned char *cubin, size_t size, char *name, size_t n);
 
 /* A run: at least min_len instructions with opcode op, at most 2 other instructions in a row
  * between two of them. Fills up to max runs (first instruction index, number of op instructions,
