@@ -198,43 +198,29 @@ static void test_special_values(void **state) {
                 fails += run_one(c, 1) != 0;
                 ++n;
             }
-    /* static scales and the 128x4 layout on tiny values */
-    for (int j = 0; j < 3; j += 2) {
-        quant_case c = new_case(PTXQ_QUANT_FP8_TENSOR, PTXQ_E4M3, k_in[j]);
-        c.rank = 2;
-        c.shape[0] = 65;
-        c.shape[1] = 520;
-        c.static_scale = 1;
-        c.write_amax = 1;
-        c.values = QUANT_VALUES_TINY;
-        fails += run_one(c, 1) != 0;
-        c = new_case(PTXQ_QUANT_NVFP4, PTXQ_E2M1, k_in[j]);
-        c.rank = 2;
-        c.shape[0] = 129;
-        c.shape[1] = 1040;
-        c.layout = PTXQ_SCALE_128x4;
-        c.values = QUANT_VALUES_TINY;
-        fails += run_one(c, 1) != 0;
-        /* static scales too small for their reciprocals: the FLT_MAX caps (codes saturate,
-         * zeros stay zero) */
-        c = new_case(PTXQ_QUANT_FP8_TENSOR, PTXQ_E4M3, k_in[j]);
-        c.rank = 2;
-        c.shape[0] = 33;
-        c.shape[1] = 520;
-        c.static_scale = 1;
-        c.static_value = 1e-44f;
-        c.values = QUANT_VALUES_ZERO_BLOCKS;
-        fails += run_one(c, 1) != 0;
-        c = new_case(PTXQ_QUANT_NVFP4, PTXQ_E2M1, k_in[j]);
-        c.rank = 2;
-        c.shape[0] = 33;
-        c.shape[1] = 1040;
-        c.static_scale = 1;
-        c.static_value = 1e-45f;
-        c.values = QUANT_VALUES_TINY;
-        fails += run_one(c, 1) != 0;
-        n += 4;
-    }
+    /* static scales and the 128x4 layout on tiny values, then static scales too small for their
+     * reciprocals (the FLT_MAX caps: codes saturate, zeros stay zero); static 0: derived */
+    struct { ptxq_quant_mode m; int64_t rows, K; int stat; float value; int layout, vals; } sp[] = {
+        {PTXQ_QUANT_FP8_TENSOR, 65, 520, 1, 0.0f, PTXQ_SCALE_STRIDED, QUANT_VALUES_TINY},
+        {PTXQ_QUANT_NVFP4, 129, 1040, 0, 0.0f, PTXQ_SCALE_128x4, QUANT_VALUES_TINY},
+        {PTXQ_QUANT_FP8_TENSOR, 33, 520, 1, 1e-44f, PTXQ_SCALE_STRIDED, QUANT_VALUES_ZERO_BLOCKS},
+        {PTXQ_QUANT_NVFP4, 33, 1040, 1, 1e-45f, PTXQ_SCALE_STRIDED, QUANT_VALUES_TINY},
+    };
+    for (int j = 0; j < 3; j += 2)
+        for (size_t i = 0; i < sizeof sp / sizeof sp[0]; ++i) {
+            quant_case c = new_case(sp[i].m, sp[i].m == PTXQ_QUANT_NVFP4 ? PTXQ_E2M1 : PTXQ_E4M3,
+                                    k_in[j]);
+            c.rank = 2;
+            c.shape[0] = sp[i].rows;
+            c.shape[1] = sp[i].K;
+            c.static_scale = sp[i].stat;
+            c.write_amax = sp[i].stat && sp[i].value == 0.0f;
+            c.static_value = sp[i].value;
+            c.layout = (ptxq_scale_layout)sp[i].layout;
+            c.values = sp[i].vals;
+            fails += run_one(c, 1) != 0;
+            ++n;
+        }
     printf("[ INFO     ] %d cases, %d failed\n", n, fails);
     assert_int_equal(fails, 0);
 }
