@@ -118,6 +118,23 @@ static void test_strided(void **state) {
             c.scale_mmajor = i != 3;
             fails += run_one(c, 1) != 0;
         }
+    /* padded batches (rows do not collapse to one pitch): the kernels' general path (row_index
+     * and 64-bit strides of x, q and the scales), which the cases above never reach (found by
+     * review); M-major scales for the block modes, row-major for the row mode */
+    ptxq_quant_mode gm[5] = {PTXQ_QUANT_MXFP8, PTXQ_QUANT_INT8_BLOCK, PTXQ_QUANT_FP8_BLOCK,
+                             PTXQ_QUANT_NVFP4, PTXQ_QUANT_INT8_ROW};
+    ptxq_dtype go[5] = {PTXQ_E4M3, PTXQ_I8, PTXQ_E5M2, PTXQ_E2M1, PTXQ_I8};
+    for (int i = 0; i < 5; ++i) {
+        quant_case c = new_case(gm[i], go[i], k_in[i % 3]);
+        c.block = gm[i] == PTXQ_QUANT_INT8_BLOCK ? 64 : 0;
+        c.rank = 3;
+        c.shape[0] = 3;
+        c.shape[1] = 21;
+        c.shape[2] = 512;
+        c.batch_pad = 64;
+        c.scale_mmajor = gm[i] != PTXQ_QUANT_INT8_ROW;
+        fails += run_one(c, 1) != 0;
+    }
     /* a broadcast batch: x [2, 1, 3, K] with strides (0, 0, K, 1), as NumPy's broadcast_to gives.
      * Its rows are not at r * K: the flat-row path once took it and read a batch past x's end
      * (src/quant.c, ptxq_rows_collapse); with PTXQ_TEST_GUARD that faults. Item, row-CTA and

@@ -17,7 +17,7 @@ void quant_case_describe(const quant_case *c, char *buf, size_t n) {
              c->mode == PTXQ_QUANT_INT8_BLOCK ? "/" : "",
              c->mode == PTXQ_QUANT_INT8_BLOCK ? (c->block == 32 ? "32" : c->block == 64 ? "64" : "128") : "",
              ptxq_dtype_name(c->in), ptxq_dtype_name(c->out), shape,
-             c->x_pad || c->q_pad ? " padded" : "",
+             c->batch_pad ? " batch-padded" : c->x_pad || c->q_pad ? " padded" : "",
              c->x_bcast ? " x-broadcast" : c->scale_mmajor ? " m-major-scales" : "",
              c->layout == PTXQ_SCALE_128x4 ? " sf128x4" : "",
              c->static_scale ? " static" : "", (unsigned long long)c->seed);
@@ -86,8 +86,9 @@ int quant_case_run(ptxq_dev *d, const quant_case *c, quant_result *res) {
     int64_t xp = K + c->x_pad, qp = K + c->q_pad;
     for (int i = r - 1; i >= 0; --i) {
         tx.shape[i] = tq.shape[i] = c->shape[i];
-        tx.stride[i] = i == r - 1 ? 1 : i == r - 2 ? xp : tx.stride[i + 1] * c->shape[i + 1];
-        tq.stride[i] = i == r - 1 ? 1 : i == r - 2 ? qp : tq.stride[i + 1] * c->shape[i + 1];
+        int64_t bp = i == r - 3 ? c->batch_pad : 0;
+        tx.stride[i] = i == r - 1 ? 1 : i == r - 2 ? xp : tx.stride[i + 1] * c->shape[i + 1] + bp;
+        tq.stride[i] = i == r - 1 ? 1 : i == r - 2 ? qp : tq.stride[i + 1] * c->shape[i + 1] + bp;
         if (c->x_bcast && i < r - 2) tx.stride[i] = 0;
     }
     size_t xbytes = ptxq_tensor_bytes(&tx), qbytes = ptxq_tensor_bytes(&tq);

@@ -21,6 +21,9 @@ typedef struct quant_case {
     int rank;                   /* 2..4 */
     int64_t shape[4];
     int64_t x_pad, q_pad;       /* extra elements per row in x / q (keep alignment: 8 / 16) */
+    int64_t batch_pad;          /* rank >= 3: extra elements after each batch of rows in x and q
+                                   (a multiple of 64), so that the rows do not collapse to one
+                                   pitch and the kernels take their general (strided) path */
     int scale_mmajor;           /* strided scales stored with the rows dimension innermost */
     int x_bcast;                /* x's leading dimensions before the last one have stride 0: a
                                    broadcast batch (rank >= 3; every batch reads the same rows) */
