@@ -153,16 +153,22 @@ static void print_overrides(void) {
     const char *dir = getenv("PTXQ_KERNEL_DIR");
     printf("PTXQ_KERNEL_DIR: %s\n", dir && *dir ? dir : "(unset)");
     if (!dir || !*dir) return;
-    int found = 0;
+    int found = 0, toolong = 0;
     ptxq_kernel_info k;
     char path[4096];
     for (int i = 0; i < ptxq_kernel_count(); ++i) {
         if (!first_of_name(i) || !kernel_at(i, &k)) continue;
+        /* the loader's rule (src/context.c, load_slot): a kernel whose "<dir>/<kernel>.cubin"
+         * does not fit in 4096 bytes fails to load */
+        if (strlen(dir) + strlen(k.name) + 8 > sizeof path) ++toolong;
         if (!ptxq_override_path(k.name, path, sizeof path)) continue;
         printf("  override %s -> %s\n", k.name, path);
         ++found;
     }
     printf("  %d overridden kernel%s\n", found, found == 1 ? "" : "s");
+    if (toolong)
+        printf("  warning: the path is too long for %d kernel%s (\"<dir>/<kernel>.cubin\" over 4095 "
+               "bytes): their loads fail\n", toolong, toolong == 1 ? "" : "s");
 }
 
 static int cmd_info(int argc, char **argv) {
