@@ -531,6 +531,26 @@ static void test_clock_stamp(void **state) {
     }
 }
 
+/* The bench's spin lead (ptx/spin_ns.ptx) on every target: it re-reads the global timer in a loop
+ * and touches no memory (global or local), so it cannot disturb what is timed after it. */
+static void test_spin_ns(void **state) {
+    (void)state;
+    if (sass_no_nvdisasm()) skip();
+    for (int t = 0; t < 3; ++t) {
+        char *text = embedded_sass("spin_ns", k_bench_targets[t]);
+        if (!text) return;
+        const char *first = strstr(text, "SR_GLOBALTIMERLO");
+        assert_non_null(first);
+        assert_non_null(strstr(first + 1, "SR_GLOBALTIMERLO")); /* the read inside the loop */
+        assert_non_null(strstr(text, " BRA "));
+        assert_null(strstr(text, "LDG"));
+        assert_null(strstr(text, "STG"));
+        assert_null(strstr(text, "LDL"));
+        assert_null(strstr(text, "STL"));
+        free(text);
+    }
+}
+
 /* The bench's read-only floor (ptx/read_stream.ptx) means what it says only if every trip issues
  * its 8 loads, 16 bytes each and L1-bypassing, before it waits on any: all 8 LDG.128 of the loop
  * come before its first LOP3 (the fold), and nothing spills. */
@@ -859,7 +879,7 @@ int main(void) {
         cmocka_unit_test(test_disassemble_errors),
         cmocka_unit_test(test_quant_text),
         cmocka_unit_test(test_quant_cubins),
-        cmocka_unit_test(test_clock_stamp),
+        cmocka_unit_test(test_clock_stamp), cmocka_unit_test(test_spin_ns),
         cmocka_unit_test(test_read_stream),
         cmocka_unit_test(test_ctrl_decode),
         cmocka_unit_test(test_line_addr),
