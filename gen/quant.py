@@ -203,6 +203,16 @@ class Q:
             k(f"max.f32 {acc}, {acc}, {t}")
             o *= 2
 
+    def raise_positive(self, dst, x, floor, tag):
+        """dst = x, raised to floor where x is positive and below it (NaN and 0 pass through);
+        returns the predicate x > 0."""
+        k = self.k
+        pos, tiny = k.reg(".pred", f"p_{tag}pos"), k.reg(".pred", f"p_{tag}tiny")
+        k(f"setp.gt.f32 {pos}, {x}, 0f00000000")
+        k(f"setp.lt.and.f32 {tiny}, {x}, {f32(floor)}, {pos}")
+        k(f"selp.f32 {dst}, {f32(floor)}, {x}, {tiny}")
+        return pos
+
     def fp8_scale(self, amax, scale, inv, fmax):
         """scale = a / fmax; inv = amax > 0 ? fmax / a : 0 (IEEE divisions), where a is amax
         raised to fmax * 2^-126 when it is positive and below that.
@@ -210,12 +220,8 @@ class Q:
         so zeros encoded as NaN (0 * Inf) and every other value saturated (found by review);
         with it the scale is never subnormal and inv at most 2^126."""
         k = self.k
-        p, ps = k.reg(".pred", "p_pos"), k.reg(".pred", "p_tiny")
         a = k.reg(".f32", "amax_fl")
-        floor = f32(fmax * 2.0 ** -126)
-        k(f"setp.gt.f32 {p}, {amax}, 0f00000000")
-        k(f"setp.lt.and.f32 {ps}, {amax}, {floor}, {p}")
-        k(f"selp.f32 {a}, {floor}, {amax}, {ps}")
+        p = self.raise_positive(a, amax, fmax * 2.0 ** -126, "a")
         k(f"div.rn.f32 {scale}, {a}, {f32(fmax)}")
         k(f"div.rn.f32 {inv}, {f32(fmax)}, {a}")
         k(f"selp.f32 {inv}, {inv}, 0f00000000, {p}")
@@ -563,10 +569,7 @@ class Q:
             k(f"div.rn.f32 {g}, {g}, {f32(6.0 * 448.0)}")
             k.comment("a positive g below 2^-117 is raised to it: dec(s) * g >= 2^-9 * g then stays\n"
                       "normal and its reciprocal finite (a tinier g gave Inf / NaN scales)")
-            pg, pt = k.reg(".pred", "p_gpos"), k.reg(".pred", "p_gtiny")
-            k(f"setp.gt.f32 {pg}, {g}, 0f00000000")
-            k(f"setp.lt.and.f32 {pt}, {g}, {f32(2.0 ** -117)}, {pg}")
-            k(f"selp.f32 {g}, {f32(2.0 ** -117)}, {g}, {pt}")
+            self.raise_positive(g, g, 2.0 ** -117, "g")
             k(f"@{p_first} st.global.f32 [%a_gscale], {g}")
             k.label("G_READY")
             i6 = k.reg(".f32", "inv6g")

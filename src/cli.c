@@ -155,12 +155,10 @@ static void print_overrides(void) {
     if (!dir || !*dir) return;
     int found = 0, toolong = 0;
     ptxq_kernel_info k;
-    char path[4096];
+    char path[PTXQ_OVERRIDE_PATH_MAX];
     for (int i = 0; i < ptxq_kernel_count(); ++i) {
         if (!first_of_name(i) || !kernel_at(i, &k)) continue;
-        /* the loader's rule (src/context.c, load_slot): a kernel whose "<dir>/<kernel>.cubin"
-         * does not fit in 4096 bytes fails to load */
-        if (strlen(dir) + strlen(k.name) + 8 > sizeof path) ++toolong;
+        toolong += ptxq_override_too_long(k.name);
         if (!ptxq_override_path(k.name, path, sizeof path)) continue;
         printf("  override %s -> %s\n", k.name, path);
         ++found;

@@ -157,14 +157,13 @@ static unsigned char *read_file(const char *path, size_t *len) {
 static int load_slot(ptxq_context *c, int i, const ptxq_kernel_entry *e) {
     ptxq_loaded *L = &c->loaded[i];
     const ptxq_cudrv *d = c->drv;
-    char path[4096];
-    const char *ov = ptxq_override_path(e->name, path, sizeof path);
-    const char *dir = getenv("PTXQ_KERNEL_DIR");
+    char path[PTXQ_OVERRIDE_PATH_MAX];
     /* a directory whose path does not fit must not fall back to the embedded cubin unnoticed
      * (found by review: `ptxq info` listed the override while the embedded one ran) */
-    if (!ov && dir && *dir && strlen(dir) + strlen(e->name) + 8 > sizeof path)
+    if (ptxq_override_too_long(e->name))
         return ptxq_fail(PTXQ_ERR_INVALID_ARGUMENT, "PTXQ_KERNEL_DIR is longer than %zu bytes",
                          sizeof path - strlen(e->name) - 8);
+    const char *ov = ptxq_override_path(e->name, path, sizeof path);
     CUresult r;
     CUfunction fn = NULL;
     if (ov) {

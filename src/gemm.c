@@ -1115,7 +1115,8 @@ ptxq_status ptxq_gemm(ptxq_context *ctx, const ptxq_gemm_desc *desc, const ptxq_
             uint64_t resident = (uint64_t)ctx->info.sm_count * (uint64_t)kq->ctas_per_sm;
             unsigned gq = (unsigned)(work < resident ? work : resident);
             void *qparams[] = {qs[i]};
-            if ((st = ptxq_launch(ctx, kq, gq ? gq : 1, PTXQ_GEMM_DQ_THREADS, 0, stream, qparams)))
+            if ((st = ptxq_launch_ex_current(ctx, kq, gq ? gq : 1, PTXQ_GEMM_DQ_THREADS, 0, stream,
+                                             qparams, 0u, 0u)))
                 goto done;
         }
     }

@@ -70,6 +70,11 @@ struct ptxq_context {
     int tmap_next;
 };
 
+/* The buffer the loader builds an override's path in ("<dir>/<kernel>.cubin" and its NUL), and
+ * whether PTXQ_KERNEL_DIR is too long for kernel name's path there: its load then fails rather
+ * than fall back to the embedded cubin (src/context.c; `ptxq info` warns). */
+#define PTXQ_OVERRIDE_PATH_MAX 4096
+int ptxq_override_too_long(const char *name);
 /* Makes ctx's CUDA context current on the calling thread for the length of a call, keeping in
  * *prev what was current (a caller on another device, or none), which ptxq_ctx_leave puts back:
  * a call must not move its caller's thread to our device (found by review: cudaMalloc after a
@@ -91,8 +96,9 @@ int ptxq_launch(ptxq_context *ctx, const ptxq_loaded *k, unsigned grid, unsigned
  * cuLaunchKernelEx: PTXQ_ERR_CUDA without it, so check ptxq_max_clusters first). */
 int ptxq_launch_ex(ptxq_context *ctx, const ptxq_loaded *k, unsigned grid, unsigned block,
                    unsigned smem, void *stream, void **params, unsigned flags, unsigned cluster);
-/* ptxq_launch_ex for a caller inside ptxq_ctx_enter / ptxq_ctx_leave (ptxq_gemv asks about
- * stream capture first, which needs the context current too). */
+/* ptxq_launch_ex for a caller inside ptxq_ctx_enter / ptxq_ctx_leave: the entry points that
+ * enqueue more than one thing (quantize, GEMM) or ask the driver first (GEMV's capture query)
+ * make the context current once for all of it. */
 int ptxq_launch_ex_current(ptxq_context *ctx, const ptxq_loaded *k, unsigned grid, unsigned block,
                            unsigned smem, void *stream, void **params, unsigned flags,
                            unsigned cluster);

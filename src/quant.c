@@ -360,7 +360,7 @@ ptxq_status ptxq_quant_scale_shape(const ptxq_quant_desc *d, const ptxq_tensor *
     return ptxq_ok();
 }
 
-static int quant_launch(ptxq_context *ctx, quant_plan *pp, const ptxq_tensor *x,
+static int quant_launch(ptxq_context *ctx, quant_plan *p, const ptxq_tensor *x,
                         const ptxq_loaded *kq, const ptxq_loaded *ka, void *stream);
 
 ptxq_status ptxq_quantize(ptxq_context *ctx, const ptxq_quant_desc *d, const ptxq_tensor *x,
@@ -382,38 +382,40 @@ ptxq_status ptxq_quantize(ptxq_context *ctx, const ptxq_quant_desc *d, const ptx
 }
 
 /* ptxq_quantize's launches (ctx current): memsets, the amax pass, the main kernel. */
-static int quant_launch(ptxq_context *ctx, quant_plan *pp, const ptxq_tensor *x,
+static int quant_launch(ptxq_context *ctx, quant_plan *p, const ptxq_tensor *x,
                         const ptxq_loaded *kq, const ptxq_loaded *ka, void *stream) {
-    quant_plan p = *pp;
     int st;
     const ptxq_cudrv *drv = ctx->drv;
     CUresult r;
     unsigned sms = (unsigned)ctx->info.sm_count;
     unsigned warps = PTXQ_QUANT_THREADS / 32;
-    uint64_t work = p.row_cta    ? (uint64_t)p.rows
-                    : p.row_mode ? (uint64_t)ceil_div(p.rows, warps)
-                                 : (uint64_t)ceil_div(p.args.total, (int64_t)warps * 32 * p.unroll);
+    uint64_t work = p->row_cta    ? (uint64_t)p->rows
+                    : p->row_mode ? (uint64_t)ceil_div(p->rows, warps)
+                                 : (uint64_t)ceil_div(p->args.total, (int64_t)warps * 32 * p->unroll);
     /* persistent: at most one wave of resident CTAs, each striding over the work */
     uint64_t resident = (uint64_t)sms * (uint64_t)kq->ctas_per_sm;
     unsigned grid = (unsigned)(work < resident ? work : resident);
     if (grid == 0) grid = 1;
     /* the amax pass always takes one 16-byte vector per item */
-    ptxq_quant_args aargs = p.args;
+    ptxq_quant_args aargs = p->args;
     int64_t avec = 16 / (ptxq_dtype_bits(x->dtype) / 8);
-    aargs.vpr = (uint32_t)(p.K / avec);
-    aargs.total = (uint32_t)(p.rows * (p.K / avec));
+    aargs.vpr = (uint32_t)(p->K / avec);
+    aargs.total = (uint32_t)(p->rows * (p->K / avec));
     uint64_t awork = (uint64_t)ceil_div(aargs.total, (int64_t)warps * 32 * PTXQ_QUANT_UNROLL);
     uint64_t resident_a = ka ? (uint64_t)sms * (uint64_t)ka->ctas_per_sm : 0;
     unsigned grid_a = (unsigned)(awork < resident_a ? awork : resident_a);
     if (grid_a == 0) grid_a = 1;
-    void *params[] = {&p.args};
+    void *params[] = {&p->args};
     void *aparams[] = {&aargs};
-    if (p.sf_bytes && (r = drv->cuMemsetD8Async(p.args.s, 0, p.sf_bytes, (CUstream)stream)))
+    if (p->sf_bytes && (r = drv->cuMemsetD8Async(p->args.s, 0, p->sf_bytes, (CUstream)stream)))
         return ptxq_cuda_fail(drv, r, "cuMemsetD8Async (scale padding)");
-    if (p.memset_amax && (r = drv->cuMemsetD32Async(p.args.amax, 0, 1, (CUstream)stream)))
+    if (p->memset_amax && (r = drv->cuMemsetD32Async(p->args.amax, 0, 1, (CUstream)stream)))
         return ptxq_cuda_fail(drv, r, "cuMemsetD32Async (amax)");
-    if (ka && (st = ptxq_launch(ctx, ka, grid_a, PTXQ_QUANT_THREADS, 0, stream, aparams))) return st;
-    if ((st = ptxq_launch(ctx, kq, grid, PTXQ_QUANT_THREADS, 0, stream, params))) return st;
+    if (ka && (st = ptxq_launch_ex_current(ctx, ka, grid_a, PTXQ_QUANT_THREADS, 0, stream, aparams,
+                                           0u, 0u)))
+        return st;
+    if ((st = ptxq_launch_ex_current(ctx, kq, grid, PTXQ_QUANT_THREADS, 0, stream, params, 0u, 0u)))
+        return st;
     return PTXQ_OK;
 }
 

@@ -99,6 +99,11 @@ ptxq_status ptxq_kernel_find(const char *name, const char *target, ptxq_kernel_i
     return ptxq_ok();
 }
 
+int ptxq_override_too_long(const char *name) {
+    const char *dir = getenv("PTXQ_KERNEL_DIR");
+    return dir && *dir && name && strlen(dir) + strlen(name) + 8 > PTXQ_OVERRIDE_PATH_MAX;
+}
+
 const char *ptxq_override_path(const char *name, char *buf, size_t bufsize) {
     const char *dir = getenv("PTXQ_KERNEL_DIR");
     if (!dir || !*dir || !name || !buf || bufsize < 1) return NULL;

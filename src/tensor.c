@@ -22,7 +22,7 @@ ptxq_tensor ptxq_tensor_make(ptxq_dtype t, int rank, const int64_t *shape, uint6
 }
 
 /* 0 for an empty tensor, 1 otherwise (a nonnegative shape is assumed) */
-static int64_t nonempty(const ptxq_tensor *t) {
+static int nonempty(const ptxq_tensor *t) {
     for (int i = 0; i < t->rank; ++i)
         if (t->shape[i] == 0) return 0;
     return 1;
