@@ -31,7 +31,8 @@ typedef struct quant_case {
     int static_scale;           /* FP8_TENSOR: PTXQ_QUANT_STATIC_SCALE with a given scale */
     int write_amax;             /* with static_scale: also ask for amax */
     float static_value;         /* with static_scale: the scale (FP8_TENSOR) or global scale (NVFP4);
-                                   0: 1.75 x the one the data would derive */
+                                   0: 1.75 x the one the data would derive. Set, the case checks
+                                   codes bit for bit and no NaN code, not the error bound */
     int values;                 /* QUANT_VALUES_*: what make_values draws */
     uint64_t seed;
 } quant_case;
