@@ -1913,6 +1913,65 @@ static void test_pipelined(void **state) {
     assert_int_equal(fails, 0);
 }
 
+/* Random configurations: the tests above pick their combinations by hand; this one draws them
+ * from what ptxq.h accepts (format, x's type, y's type, ragged M, K any multiple of the scale
+ * block, batches with own or shared x, padded A rows, each A-scale layout and odd scale bases,
+ * per-tensor scales, forced plans: rows a thread, warps along K, the tensor-core kernel and the
+ * pipelined and ring twins), each checked like the fixed cases (y poisoned twice, every output
+ * against the float64 reference, the padding between batches untouched). The draws come from the
+ * test seed (printed; PTXQ_TEST_SEED replays them with the same PTXQ_TEST_FILTER, since the tests
+ * before take seeds from it too), PTXQ_TEST_RANDOM sets how many (default 60). */
+static int pick(rng64 *r, int n) { return (int)(rng_uniform(r) * n); }
+static int chance(rng64 *r, int one_in) { return pick(r, one_in) == 0; }
+
+static gemv_case random_case(rng64 *r) {
+    static const int rows[3] = {1, 2, 4}, kws[4] = {1, 2, 4, 8};
+    gemv_case c;
+    memset(&c, 0, sizeof c);
+    c.format = k_formats[pick(r, 3)];
+    c.x = k_x[pick(r, 3)];
+    c.y = k_y[pick(r, 3)];
+    const int block = c.format == PTXQ_GEMV_NVFP4 ? 16 : 32;
+    const int fp4 = c.format != PTXQ_GEMV_MXFP8;
+    c.M = chance(r, 4) ? 1 + pick(r, 40) : 1 + pick(r, 3000);
+    c.K = block * (chance(r, 4) ? 1 + pick(r, 16) : 1 + pick(r, 8192 / block));
+    c.L = chance(r, 2) ? 1 : 2 + pick(r, 3);
+    c.x_shared = c.L > 1 && chance(r, 3);
+    c.a_pad = (fp4 ? 32 : 16) * pick(r, 3);
+    c.scales = pick(r, 3);
+    c.globals = chance(r, 2);
+    c.odd_scales = chance(r, 6);
+    if (chance(r, 6)) c.scale_offset = 4 * (1 + pick(r, 4));
+    if (chance(r, 3)) {
+        if (fp4 && c.x && chance(r, 2)) c.rows_per_thread = 16; /* the tensor-core kernel */
+        else c.rows_per_thread = rows[pick(r, 3)];
+    }
+    if (chance(r, 3)) c.k_warps = kws[pick(r, 4)];
+    if (chance(r, 4)) c.pipelined = pick(r, 4) - 1; /* -1, 0, 1, 2 */
+    return c;
+}
+
+static void test_random_configs(void **state) {
+    (void)state;
+    if (no_gpu()) skip();
+    int n = gputest_random_cases(60), fails = 0;
+    if (n == 0) {
+        printf("[ SKIP     ] test_random_configs: PTXQ_TEST_RANDOM=0\n");
+        skip();
+    }
+    const uint64_t seed0 = g_test.seed;
+    rng64 r = {seed0 ^ 0x5DEECE66Dull};
+    for (int i = 0; i < n; ++i) {
+        gemv_case c = random_case(&r);
+        gemv_result res;
+        printf("[ INFO     ] #%d a_pad %lld scale_offset %d\n", i, (long long)c.a_pad, c.scale_offset);
+        fails += run_case(c, 1, &res, NULL) != 0;
+    }
+    printf("[ INFO     ] %d random configurations, %d failed (drawn from seed %llu)\n", n, fails,
+           (unsigned long long)seed0);
+    assert_int_equal(fails, 0);
+}
+
 int main(void) {
     const struct CMUnitTest tests[] = {
         cmocka_unit_test(test_validate_good),
@@ -1943,6 +2002,7 @@ int main(void) {
         cmocka_unit_test(test_bulk),
         cmocka_unit_test(test_bulk_reference),
         cmocka_unit_test(test_threads_share_context),
+        cmocka_unit_test(test_random_configs),
         cmocka_unit_test(test_big_a),
     };
     test_filter_from_env();

@@ -201,7 +201,9 @@ int gemm_case_run(ptxq_dev *d, const gemm_cfg *c, uint64_t seed, gemm_result *re
     if (c->scaling == PTXQ_GEMM_SCALE_TENSOR && c->unit_scales) {
         memset(&tsa, 0, sizeof tsa);
         memset(&tsb, 0, sizeof tsb);
-        hsa[0] = hsb[0] = 1.0f; /* NULL scale pointers: 1.0 */
+        /* NULL scale pointers: 1.0 for every batch (scales_batched or not) */
+        for (int64_t i = 0; i < nsa * sla; ++i) hsa[i] = 1.0f;
+        for (int64_t i = 0; i < nsb * slb; ++i) hsb[i] = 1.0f;
     } else if (c->scaling == PTXQ_GEMM_SCALE_TENSOR) {
         tsa = ptxq_tensor_make(PTXQ_F32, 1, (int64_t[]){sla}, dsa);
         tsb = ptxq_tensor_make(PTXQ_F32, 1, (int64_t[]){slb}, dsb);
@@ -310,8 +312,9 @@ int gemm_case_run(ptxq_dev *d, const gemm_cfg *c, uint64_t seed, gemm_result *re
                     if (!(c->c_is_d ? load_el(hd, dt, d0 + m * ldd + n) == load_el(hc, dt, d0 + m * ldd + n) ||
                           isnan(load_el(hc, dt, d0 + m * ldd + n))
                                     : is_poison(hd, dt, d0 + m * ldd + n)) && res->bad++ == 0)
-                        snprintf(res->first_bad, sizeof res->first_bad, "padding d[%lld, %lld, %lld] written",
-                                 (long long)ba, (long long)m, (long long)n);
+                        snprintf(res->first_bad, sizeof res->first_bad,
+                                 "padding d[%lld, %lld, %lld] written (%.8g)", (long long)ba,
+                                 (long long)m, (long long)n, load_el(hd, dt, d0 + m * ldd + n));
                 if (!valid) {
                     ++res->skipped_rows;
                     for (int64_t n = 0; n < N; ++n) {

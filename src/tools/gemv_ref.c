@@ -276,7 +276,9 @@ int gemv_case_run(ptxq_dev *d, const gemv_case *c, gemv_result *res) {
         ty.stride[0] = ypitch;
     }
 
-    uint64_t da = dev_alloc(d, abytes + 16), dsa = dev_alloc(d, sabytes + 16);
+    /* A's scales start scale_offset (+ 1 with odd_scales) bytes into their buffer */
+    uint64_t da = dev_alloc(d, abytes + 16),
+             dsa = dev_alloc(d, sabytes + 16 + (size_t)c->scale_offset + 1);
     uint64_t dx = dev_alloc(d, xbytes + 16), dsx = dev_alloc(d, sxbytes + 16);
     uint64_t dy = dev_alloc(d, ybytes), dg = dev_alloc(d, 64);
     dev_upload(d, da, ha, abytes);

@@ -61,3 +61,10 @@ void gputest_thread_dev_close(ptxq_dev *d) {
     if (d->stream) d->drv->cuStreamDestroy(d->stream);
     d->stream = NULL;
 }
+
+int gputest_random_cases(int dflt) {
+    const char *e = getenv("PTXQ_TEST_RANDOM");
+    if (!e || !*e) return dflt;
+    long n = strtol(e, NULL, 10);
+    return n < 0 ? 0 : n > 100000 ? 100000 : (int)n;
+}

@@ -29,5 +29,8 @@ int gputest_graph_end_launch(ptxq_dev *d, int launch);
  * non-blocking stream. 0 on success; gputest_thread_dev_close destroys the stream. */
 int gputest_thread_dev(ptxq_dev *out, const ptxq_dev *base, ptxq_context *ctx);
 void gputest_thread_dev_close(ptxq_dev *d);
+/* How many random configurations a program's random-case test draws: PTXQ_TEST_RANDOM if set
+ * (0 skips them), else dflt. */
+int gputest_random_cases(int dflt);
 
 #endif
