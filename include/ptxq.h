@@ -515,7 +515,8 @@ ptxq_status ptxq_gemv(ptxq_context *ctx, const ptxq_gemv_desc *desc, const ptxq_
  * with K <= 2048, M >= 4096 and N not a multiple of 192, where they measured 4-5% faster,
  * bench/RESULTS.md, thirtieth session), optionally in
  * clusters of two CTAs along M that multicast B (desc fields at 0: the runtime picks). Plain BF16
- * output without C, bias or groups, with 16-byte aligned rows, is written by TMA stores from a
+ * output without C, bias or groups, with 16-byte aligned rows and N a multiple of 8 (a TMA store
+ * writes whole 16-byte chunks: past N it would overwrite the row's padding), is written by TMA stores from a
  * shared-memory staging tile (desc.store; the consumers go on to the next tile meanwhile); other
  * plain BF16 tiles take a pair-store path; anything else a per-element epilogue.
  * Split-K (for few output tiles, e.g. small M): the K blocks of each tile are cut into `split_k`
@@ -608,7 +609,7 @@ typedef struct ptxq_gemm_desc {
     int store;                  /* epilogue: 0 = chosen by the runtime, 1 = TMA store (the tile
                                    staged in shared memory, written by bulk tensor copies) where
                                    the call allows it: BF16 D without c, bias or grouping, 16-byte
-                                   aligned D rows and batches, tile_n 128 or 192 (BF16: 256
+                                   aligned D rows and batches, N a multiple of 8, tile_n 128 or 192 (BF16: 256
                                    too; FP8 TENSOR / ROW: 160 too), any FP8 pair or BF16 x BF16;
                                    elsewhere as 0; -1 = stores straight from registers */
     ptxq_gemm_mx_path mx_path;  /* MX scaling only: see ptxq_gemm_mx_path */

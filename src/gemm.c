@@ -191,13 +191,18 @@ static int pick_m192(const ptxq_gemm_desc *desc, const gemm_plan *p, int e4, int
 /* The TMA-store epilogue ("_ts" kernels, gen/gemm.py TS_WIDTHS and TS160_MODES) takes the call when store_d is
  * set (call_store_ok: plain BF16 D without C, bias or groups, as TMA's clipping at M and N is the
  * only masking it does; D, its row pitch and batch pitch 16-byte aligned, TMA's rules for global
- * addresses and strides; any FP8 pair (E5M2 operands since the thirty-second session) or BF16 x
- * BF16), tile_n is 128 or 192 (BF16: 256 too; FP8 TENSOR / ROW: 160 too) and the pipeline is the
- * mode's default (the variants that are built). */
-static int call_store_ok(const ptxq_gemm_desc *desc, unsigned flags, uint64_t d,
+ * addresses and strides; N a multiple of 8; any FP8 pair (E5M2 operands since the thirty-second
+ * session) or BF16 x BF16), tile_n is 128 or 192 (BF16: 256 too; FP8 TENSOR / ROW: 160 too) and
+ * the pipeline is the mode's default (the variants that are built).
+ * NOTE: a TMA store clips at N only to the 16-byte chunk: with N * 2 bytes not a multiple of 16
+ * it wrote zeros into the row's padding up to the next 16-byte boundary (seen on an H100 for every
+ * "_ts" width, 2026-11-27: test_gemm test_ts_odd_n_*, found by test_random_configs), which may be
+ * another tensor's columns; so such rows take the register stores. */
+static int call_store_ok(const ptxq_gemm_desc *desc, unsigned flags, uint64_t d, int64_t n_bytes,
                          int64_t ldd_bytes, int64_t L, int64_t bs_bytes) {
     return !(flags & PTXQ_GEMM_FLAG_GENERAL) && desc->grouping == PTXQ_GEMM_GROUP_NONE &&
-           d % 16 == 0 && ldd_bytes % 16 == 0 && (L == 1 || bs_bytes % 16 == 0);
+           d % 16 == 0 && n_bytes % 16 == 0 && ldd_bytes % 16 == 0 &&
+           (L == 1 || bs_bytes % 16 == 0);
 }
 
 static int store_ok(const gemm_plan *p, const ptxq_gemm_desc *desc, int store_d, const char *pipe) {
@@ -598,7 +603,8 @@ static int plan_gemm(const ptxq_gemm_desc *desc, const ptxq_tensor *a, const ptx
     /* BLOCK without the TMA store: 128 wide with the p2 pipeline beat the wave-quantisation pick
      * (see pick_pipe); with it, the pick below (pick_tile_n) */
     int e4 = a->dtype == PTXQ_E4M3 && b->dtype == PTXQ_E4M3;
-    int store_d = call_store_ok(desc, flags, d->data, ldd * esize, p->L, md.bstride * esize);
+    int store_d = call_store_ok(desc, flags, d->data, p->N * esize, ldd * esize, p->L,
+                                md.bstride * esize);
     int ts = store_d && desc->store >= 0 && !getenv("PTXQ_GEMM_PIPE");
     int blk = desc->scaling == PTXQ_GEMM_SCALE_BLOCK;
     if (desc->tile_m == 0 && pick_m192(desc, p, e4, ts)) p->tile_m = 192;
@@ -731,7 +737,8 @@ static int plan_gemm(const ptxq_gemm_desc *desc, const ptxq_tensor *a, const ptx
             (desc->scaling == PTXQ_GEMM_SCALE_BLOCK && !p->sm))
             return ptxq_fail(PTXQ_ERR_INVALID_ARGUMENT,
                              "gemm: tile_m 192 needs E4M3 x E4M3, tile_n 128, the TMA-store epilogue "
-                             "(BF16 D without c, bias or grouping, 16-byte aligned rows) and, for "
+                             "(BF16 D without c, bias or grouping, 16-byte aligned rows, N a multiple "
+                             "of 8) and, for "
                              "BLOCK, scales TMA can read");
     }
     snprintf(p->kernel, sizeof p->kernel, "gemm_%s_%s_%s%s_n%d%s%s%s%s", an, bname, sname,

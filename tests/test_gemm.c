@@ -1046,6 +1046,21 @@ SCASE(test_ts_batch_block_shared_b, 0, 1, PTXQ_GEMM_SCALE_BLOCK, 150, 296, 384, 
 SCASE(test_ts_split_tensor, 1, 1, PTXQ_GEMM_SCALE_TENSOR, 64, 1000, 4096, 128, c.split_k = 4)
 SCASE(test_ts_split_block_c2, 0, 1, PTXQ_GEMM_SCALE_BLOCK, 200, 520, 2048, 192, c.split_k = 3;
       c.cluster = 2)
+/* N not a multiple of 8 with D rows padded to 16 bytes: a TMA store writes whole 16-byte chunks,
+ * so these calls must take the register stores and leave the row padding from column N on
+ * untouched (test_random_configs found BLOCK 360 x 79 x 2048 writing zeros into column 79, and
+ * every "_ts" width did the same: 3 padding columns a row at N = 333, 7 at 201 and 257); rows
+ * padded past an N that is a multiple of 8 still take the TMA store, and their padding too must
+ * keep its poison. */
+SCASE(test_ts_odd_n_block_p2, 1, 0, PTXQ_GEMM_SCALE_BLOCK, 360, 79, 2048, 128, c.sa_mmajor = 1)
+SCASE(test_ts_odd_n_block_sm, 1, 0, PTXQ_GEMM_SCALE_BLOCK, 300, 333, 1024, 192, c.pad_d = 3)
+SCASE(test_ts_odd_n_tensor_n192, 1, 0, PTXQ_GEMM_SCALE_TENSOR, 300, 333, 512, 192, c.pad_d = 3)
+SCASE(test_ts_odd_n_tensor_n128, 1, 0, PTXQ_GEMM_SCALE_TENSOR, 129, 201, 512, 128, c.pad_d = 7)
+SCASE(test_ts_odd_n_row_n160, 1, 0, PTXQ_GEMM_SCALE_ROW, 200, 201, 384, 160, c.pad_d = 7)
+SCASE(test_ts_odd_n_bf16_n256, 1, 0, PTXQ_GEMM_SCALE_TENSOR, 200, 257, 256, 256,
+      c.a_type = c.b_type = PTXQ_BF16; c.pad_d = 7)
+SCASE(test_ts_padded_rows_n192, 1, 1, PTXQ_GEMM_SCALE_TENSOR, 300, 328, 512, 192, c.pad_d = 8)
+SCASE(test_ts_padded_rows_block, 1, 1, PTXQ_GEMM_SCALE_BLOCK, 300, 200, 1024, 128, c.pad_d = 24)
 /* E5M2 operands through the TMA store: every pair, each mode, ragged M/N/K, pairs, a split */
 SCASE(test_ts_e5m2_e4m3_tensor, 0, 1, PTXQ_GEMM_SCALE_TENSOR, 300, 520, 1040, 0,
       c.a_type = PTXQ_E5M2)
@@ -2426,6 +2441,14 @@ int main(void) {
         cmocka_unit_test(test_csplit2_batch),
         cmocka_unit_test(test_csplit3_mx),
         cmocka_unit_test(test_csplit3_ws),
+        cmocka_unit_test(test_ts_odd_n_block_p2),
+        cmocka_unit_test(test_ts_odd_n_block_sm),
+        cmocka_unit_test(test_ts_odd_n_tensor_n192),
+        cmocka_unit_test(test_ts_odd_n_tensor_n128),
+        cmocka_unit_test(test_ts_odd_n_row_n160),
+        cmocka_unit_test(test_ts_odd_n_bf16_n256),
+        cmocka_unit_test(test_ts_padded_rows_n192),
+        cmocka_unit_test(test_ts_padded_rows_block),
         cmocka_unit_test(test_random_configs),
     };
     test_filter_from_env();
