@@ -2065,7 +2065,8 @@ static void test_gemm_sass(void **state) {
 /* The fixed cases above pick their combinations by hand; these draw them. Each configuration is
  * drawn from what ptxq.h accepts (every scaling mode and operand pair, output types, batches and
  * both groupings, C in place or not, bias, split-K, tile widths, three-warpgroup tiles, pairs,
- * store choices, grid caps, scale layouts and padded rows), ragged M, N and K, and must run and
+ * store choices, grid caps, scale layouts and padded rows; now and then several waves of tiles
+ * and K up to 8192), ragged M, N and K, and must run and
  * pass like the fixed cases: D poisoned, every row checked (16 sampled rows plus the first and
  * last, and every row for the poison, on the larger plain ones), float64 reference, gemm_ref.h's
  * bound. The draws come from the test seed (printed; PTXQ_TEST_SEED replays them),
@@ -2165,6 +2166,17 @@ static gemm_cfg random_cfg(rng64 *r) {
         c.sa_kpitch = 0;
         c.N = (c.N + 7) / 8 * 8;
         c.pad_d = 8 * pick(r, 2); /* BF16 rows stay 16-byte multiples */
+    }
+    if (c.batch <= 1 && c.grouping == PTXQ_GEMM_GROUP_NONE && chance(r, 10))
+        c.odd_bstride = 1; /* rank 3 with one batch and odd batch strides, which must not be used */
+    if (c.grouping == PTXQ_GEMM_GROUP_NONE && c.batch <= 1 && chance(r, 10)) {
+        /* several waves of tiles and long K (the promotion over many blocks), rows sampled */
+        c.c_is_d = 0; /* C in place is checked on every row: keep these sampled */
+        c.M = span(r, 1000, 3000);
+        c.N = span(r, 1000, 3000);
+        if (c.tile_m == 192 || chance(r, 4)) c.N = (c.N + 7) / 8 * 8;
+        c.K = kq * span(r, 1, 8192 / kq);
+        if (c.tile_m == 192 && blk) c.K = 512 * span(r, 1, 16);
     }
     int64_t work = c.M * c.N * (c.K > 0 ? c.K : 1) * (c.batch > 1 ? c.batch : 1);
     if (work > 60000000 && c.grouping == PTXQ_GEMM_GROUP_NONE && !c.c_is_d) c.sample_rows = 16;

@@ -1917,7 +1917,8 @@ static void test_pipelined(void **state) {
  * from what ptxq.h accepts (format, x's type, y's type, ragged M, K any multiple of the scale
  * block, batches with own or shared x, padded A rows, each A-scale layout and odd scale bases,
  * per-tensor scales, forced plans: rows a thread, warps along K, the tensor-core kernel and the
- * pipelined and ring twins), each checked like the fixed cases (y poisoned twice, every output
+ * pipelined and ring twins, launch flags and prefetch depths, now and then a grid of several
+ * waves), each checked like the fixed cases (y poisoned twice, every output
  * against the float64 reference, the padding between batches untouched). The draws come from the
  * test seed (printed; PTXQ_TEST_SEED replays them with the same PTXQ_TEST_FILTER, since the tests
  * before take seeds from it too), PTXQ_TEST_RANDOM sets how many (default 60). */
@@ -1948,6 +1949,17 @@ static gemv_case random_case(rng64 *r) {
     }
     if (chance(r, 3)) c.k_warps = kws[pick(r, 4)];
     if (chance(r, 4)) c.pipelined = pick(r, 4) - 1; /* -1, 0, 1, 2 */
+    if (chance(r, 4)) {
+        static const unsigned fl[3] = {PTXQ_GEMV_NO_PDL, PTXQ_GEMV_STATIC_WEIGHTS,
+                                       PTXQ_GEMV_INDEPENDENT};
+        c.flags = fl[pick(r, 3)];
+    }
+    if (chance(r, 4)) c.prefetch_trips = chance(r, 2) ? -1 : 1 + pick(r, 4);
+    if (chance(r, 10)) { /* past one wave of CTAs, long rows */
+        c.M = 4000 + pick(r, 12000);
+        c.K = block * (1 + pick(r, 16384 / block));
+        c.L = 1;
+    }
     return c;
 }
 

@@ -659,7 +659,8 @@ static void test_dequant(void **state) {
 /* Random configurations: the tests above pick their combinations by hand; this one draws them
  * from what ptxq.h accepts (every mode and output type, INT8 block sizes, each input type, rank 2
  * to 4 with ragged dimensions, padded rows and batches, M-major scales, broadcast batches, the
- * 128x4 scale layout, static scales with and without amax), each checked like the fixed cases
+ * 128x4 scale layout, static scales with and without amax, the special values: zero blocks,
+ * magnitudes near 2^-130, all zeros), each checked like the fixed cases
  * (outputs poisoned twice, every code and scale against the exact reference, padding untouched).
  * The draws come from the test seed (printed; PTXQ_TEST_SEED replays them with the same
  * PTXQ_TEST_FILTER), PTXQ_TEST_RANDOM sets how many (default 60). */
@@ -701,6 +702,7 @@ static quant_case random_case(rng64 *r) {
                     c.mode == PTXQ_QUANT_NVFP4 || c.mode == PTXQ_QUANT_INT8_BLOCK;
     if (blockwise && c.layout == PTXQ_SCALE_STRIDED && chance(r, 3)) c.scale_mmajor = 1;
     if (c.rank >= 3 && !c.scale_mmajor && chance(r, 4)) c.x_bcast = 1;
+    if (chance(r, 6)) c.values = 1 + pick(r, 3); /* zero blocks, tiny values, all zeros */
     return c;
 }
 

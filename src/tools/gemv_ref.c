@@ -145,6 +145,9 @@ void gemv_case_describe(const gemv_case *c, char *buf, size_t n) {
     if (c->scale_offset)
         snprintf(plan + strlen(plan), sizeof plan - strlen(plan), " scale-offset %d",
                  c->scale_offset);
+    if (c->flags || c->prefetch_trips)
+        snprintf(plan + strlen(plan), sizeof plan - strlen(plan), " flags 0x%x prefetch %d",
+                 c->flags, c->prefetch_trips);
     snprintf(buf, n, "%s x=%s y=%s M=%lld K=%lld L=%lld%s%s%s%s%s%s seed %llu",
              gemv_format_name(c->format), c->x ? ptxq_dtype_name(c->x) : gemv_format_name(c->format),
              ptxq_dtype_name(c->y), (long long)c->M, (long long)c->K, (long long)c->L,
@@ -302,6 +305,8 @@ int gemv_case_run(ptxq_dev *d, const gemv_case *c, gemv_result *res) {
     desc.rows_per_thread = c->rows_per_thread;
     desc.k_warps = c->k_warps;
     desc.pipelined = c->pipelined;
+    desc.flags = c->flags;
+    desc.prefetch_trips = c->prefetch_trips;
 
     double *ref = malloc(sizeof *ref * (size_t)(L * M + 1)), *rabs = malloc(sizeof *rabs * (size_t)(L * M + 1));
     gemv_ref(&p, ref, rabs);

@@ -62,6 +62,8 @@ typedef struct gemv_case {
     int odd_scales;           /* A scales at an odd address, a quantized x's scales with K stride
                                  2: NVFP4's scale pairs are not aligned u16s (the slow loop) */
     int scale_offset;         /* bytes added to A's scale address (with odd_scales: + 1) */
+    unsigned flags;           /* desc.flags (PTXQ_GEMV_NO_PDL, STATIC_WEIGHTS, INDEPENDENT) */
+    int prefetch_trips;       /* desc.prefetch_trips (0: the runtime's) */
     uint64_t seed;
 } gemv_case;
 
