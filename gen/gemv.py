@@ -112,6 +112,10 @@ Accumulation precision (why integers or f16x2 where they are used, f32 elsewhere
   in f32: acc += block_sum * (sa * sx). UE4M3 products are exact in f32; two UE8M0 scales whose
   product leaves f32's range (below 2^-149 or from 2^128) flush to 0 / overflow to Inf.
   UE8M0 code 0 is 2^-127 (an f32 subnormal), 255 is NaN; UE4M3 bit 7 is ignored.
+  FP4 A with F16 x on sm_90a's tensor-core kernel: the decode's values are A's times 2^-14 and
+  the sums are scaled back once at the end, so an output under 2^-112 is summed in f32
+  subnormals (each rounding 2^-150 absolute, 2^-136 once scaled back; tests/test_gemv.c's
+  random configurations met it at y about 1e-38, MXFP4 scale code 0).
 """
 
 import sys

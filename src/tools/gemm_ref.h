@@ -4,8 +4,9 @@
  *
  * Tolerance (per element, with S = |alpha| sum_k |scale * a_k * b_k|, the scale-weighted sum of
  * absolute products, E = |alpha * scaled product| + |beta * c| + |bias| and ref the float64 result):
- *     |d - ref| <= u * |ref| + GEMM_TOL_NORM * S + 2^-20 * E
- *   * u |ref|: D's rounding, half an ulp at worst: u = 2^-8 (BF16), 2^-11 (F16), 2^-24 (F32);
+ *     |d - ref| <= u * |ref| + GEMM_TOL_NORM * S + 2^-20 * E + sub
+ *   * u |ref| + sub: D's rounding, half an ulp at worst: u = 2^-8 (BF16), 2^-11 (F16), 2^-24
+ *     (F32), and below D's normal range half the subnormal step, sub = 2^-134, 2^-25, 2^-150;
  *   * GEMM_TOL_NORM * S: Hopper's FP8 wgmma truncates the 32 products of a k32 step to multiples of
  *     2^(emax-13) and the step's sum to 14 significant bits (NOTES.md section 7). Per step that is
  *     at most about 33 * 2^-13 = 4e-3 of the step's sum of |products| (when one product dominates);

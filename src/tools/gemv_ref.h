@@ -8,7 +8,9 @@
  *   |y_dev - y_ref| <= (48 + 2 * ceil(chunks per row / 32)) * 2^-24 * sum_k |terms|
  *                      + half an ulp of y's dtype at |y|
  * (block sums of at most 32 products, two scale roundings, the lane's sequential block sums, an
- * 8-level tree, the per-tensor scales; a wrong element is about sum|terms| / K, far above it). */
+ * 8-level tree, the per-tensor scales; a wrong element is about sum|terms| / K, far above it);
+ * FP4 A with F16 x adds (nk + 16) * 2^-136 absolute: the tensor-core kernel's partial sums are
+ * A's values times 2^-14, f32 subnormals for outputs under 2^-112 (gemv_bound says more). */
 #ifndef PTXQ_GEMV_REF_H
 #define PTXQ_GEMV_REF_H
 
