@@ -13,6 +13,8 @@
 #   STEP_TIMEOUT=300   seconds before any one test program or bench command is killed
 #   ROUNDS=5           rounds of the two GEMM target rows timed against cuBLASLt in turn
 #   PTXQ_TEST_BIG=1    also test_gemv's big-A test (4.3 GB of A; about 3 minutes of host time)
+#   PTXQ_TEST_RANDOM=N random configurations a program's test_random_configs draws (test_gemm
+#                      40, test_gemv and test_quant 60 by default)
 #   PTXQ_TEST_GUARD=1  (the default here, 0 under SANITIZE) the test programs place every device
 #                      buffer so that it ends where an unmapped page begins (src/tools/devbuf.c):
 #                      a kernel that runs past the end of any buffer faults and fails its test
