@@ -107,8 +107,9 @@ BN, in slabs of 64 columns = 128 bytes a row, 128B-swizzled so the stores are co
 one thread issues cp.async.bulk.tensor stores; the warpgroup goes on to the next tile while the
 copy engine writes D. Direct stores put 16-byte pieces of 8 rows in each warp instruction (8 L2
 requests a 512-byte instruction); the bulk store writes whole 128-byte lines. The runtime picks them
-for plain BF16 D (no C, bias or groups; 16-byte aligned rows), where TMA's own clipping at M and N
-is the only masking needed. They cost one ring stage (BN 128: 6 stages, 160: 5, 192: 4).
+for plain BF16 D (no C, bias or groups; 16-byte aligned rows, N a multiple of 8), where TMA's own
+clipping at M and N is the only masking needed (a TMA store clips at N only to the 16-byte chunk:
+with N * 2 bytes not a multiple of 16 it wrote zeros into the rows' padding, src/gemm.c). They cost one ring stage (BN 128: 6 stages, 160: 5, 192: 4).
 
 Epilogue: flags (ptxq_gemm_args.flags, set by src/gemm.c) select the output type (bits 0-1: bf16,
 f16, f32), the bias (bits 2-3: none, bf16, f32), C (bit 4), the grouping (bits 5-6: none, masked,
@@ -2052,7 +2053,7 @@ class G:
 
     def epilogue_tma(self, acc, m0, n0, scaled, v0, v1, h, sc):
         """TMA-store epilogue (runtime guarantees: plain BF16 D, no C / bias / groups, 16-byte
-        aligned rows). Staging of this warpgroup: BN/64 slabs of 64 rows x 128 bytes, 128B
+        aligned rows, N a multiple of 8: the store clips at N only to the 16-byte chunk). Staging of this warpgroup: BN/64 slabs of 64 rows x 128 bytes, 128B
         swizzle (16-byte chunk c of row r at chunk c ^ (r % 8), the layout the D map's
         SWIZZLE_128B reads). A thread's pair (row, 8q + 2t) lands in chunk q % 8 of slab q / 8 at
         byte 4t; the 8 rows of a warp's store differ in r % 8, so its 32 words hit 32 banks.

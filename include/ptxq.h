@@ -583,7 +583,8 @@ typedef struct ptxq_gemm_desc {
     int tile_m;                 /* 0 = chosen by the runtime (src/gemm.c pick_m192), else 128,
                                    or 192: three consumer warpgroups of 64 rows (E4M3 x E4M3,
                                    TENSOR / ROW / BLOCK, tile_n 128, the TMA-store epilogue,
-                                   no split-K) */
+                                   so BF16 D with N a multiple of 8, no split-K; BLOCK with
+                                   K > 0) */
     int group_m;                /* grouped rasterization: M tiles per group (0 = default, 8) */
     int cluster;                /* 0 = chosen by the runtime; 1; 2 = CTA pairs along M that share
                                    each B tile through TMA multicast (less DRAM traffic). The

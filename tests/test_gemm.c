@@ -451,6 +451,17 @@ static void test_validate_m192(void **state) {
     v.a.dtype = PTXQ_E5M2;
     assert_int_equal(vrun(&v), PTXQ_ERR_INVALID_ARGUMENT);
     v.a.dtype = PTXQ_E4M3;
+    /* N not a multiple of 8: no TMA store (a store clips at N only to the 16-byte chunk), so no
+     * three-warpgroup kernel, though D's rows are 16-byte aligned */
+    v.d.shape[1] = v.b.shape[0] = 7165;
+    v.d.stride[0] = 7168;
+    v.sb.shape[0] = (7165 + 127) / 128;
+    assert_int_equal(vrun(&v), PTXQ_ERR_INVALID_ARGUMENT);
+    v.desc.tile_m = 0;
+    assert_int_equal(ptxq_gemm_kernel_for(&v.desc, &v.a, &v.b, &v.d, name, sizeof name), PTXQ_OK);
+    assert_null(strstr(name, "_ts"));
+    v.desc.tile_m = 192;
+    v.d.shape[1] = v.b.shape[0] = 7168;
     v.desc.tile_m = 100;
     assert_int_equal(vrun(&v), PTXQ_ERR_INVALID_ARGUMENT);
     assert_non_null(strstr(ptxq_last_error(), "tile_m"));
@@ -2101,7 +2112,8 @@ static gemm_cfg random_cfg(rng64 *r) {
     c.pad_a = 16 * pick(r, 3);
     c.pad_d = pick(r, 8);
     if (chance(r, 4)) c.N = (c.N + 7) / 8 * 8; /* whole 16-byte BF16 rows: the TMA store */
-    if (chance(r, 2)) c.pad_d = (int)((c.N + 7) / 8 * 8 - c.N); /* 16-byte row pitch */
+    if (chance(r, 2)) /* a 16-byte row pitch, padded past N or not */
+        c.pad_d = (int)((c.N + 7) / 8 * 8 - c.N) + 8 * pick(r, 2);
     /* batches and groups */
     int shape = pick(r, 10);
     if (shape >= 6 && shape < 8) {
@@ -2177,6 +2189,14 @@ static gemm_cfg random_cfg(rng64 *r) {
         if (c.tile_m == 192 || chance(r, 4)) c.N = (c.N + 7) / 8 * 8;
         c.K = kq * span(r, 1, 8192 / kq);
         if (c.tile_m == 192 && blk) c.K = 512 * span(r, 1, 16);
+        if (c.sa_kpitch) c.sa_kpitch = (int)((c.K / 128) + span(r, 1, 3));
+    }
+    /* plain BF16 D (the TMA store's calls): N a multiple of 8 half the time */
+    if (c.d_type == PTXQ_BF16 && !c.with_c && !c.bias_type &&
+        c.grouping == PTXQ_GEMM_GROUP_NONE && chance(r, 2)) {
+        int64_t pad = c.N + c.pad_d; /* keep the pitch's 16-byte alignment, if it had it */
+        c.N = (c.N + 7) / 8 * 8;
+        c.pad_d = pad > c.N ? (int)(pad - c.N) : 0;
     }
     int64_t work = c.M * c.N * (c.K > 0 ? c.K : 1) * (c.batch > 1 ? c.batch : 1);
     if (work > 60000000 && c.grouping == PTXQ_GEMM_GROUP_NONE && !c.c_is_d) c.sample_rows = 16;

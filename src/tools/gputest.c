@@ -65,6 +65,11 @@ void gputest_thread_dev_close(ptxq_dev *d) {
 int gputest_random_cases(int dflt) {
     const char *e = getenv("PTXQ_TEST_RANDOM");
     if (!e || !*e) return dflt;
-    long n = strtol(e, NULL, 10);
+    char *end;
+    long n = strtol(e, &end, 10);
+    if (end == e || *end) {
+        printf("[ INFO     ] PTXQ_TEST_RANDOM=%s is not a number: %d cases\n", e, dflt);
+        return dflt;
+    }
     return n < 0 ? 0 : n > 100000 ? 100000 : (int)n;
 }
