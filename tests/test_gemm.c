@@ -2082,9 +2082,6 @@ static void test_gemm_sass(void **state) {
  * last, and every row for the poison, on the larger plain ones), float64 reference, gemm_ref.h's
  * bound. The draws come from the test seed (printed; PTXQ_TEST_SEED replays them),
  * PTXQ_TEST_RANDOM sets how many (default 40). */
-static int pick(rng64 *r, int n) { return (int)(rng_uniform(r) * n); }
-static int chance(rng64 *r, int one_in) { return pick(r, one_in) == 0; }
-static int64_t span(rng64 *r, int64_t lo, int64_t hi) { return lo + (int64_t)(rng_uniform(r) * (double)(hi - lo + 1)); }
 
 static gemm_cfg random_cfg(rng64 *r) {
     static const ptxq_gemm_scaling modes[4] = {PTXQ_GEMM_SCALE_TENSOR, PTXQ_GEMM_SCALE_ROW,
@@ -2092,108 +2089,108 @@ static gemm_cfg random_cfg(rng64 *r) {
     static const ptxq_dtype outs[3] = {PTXQ_BF16, PTXQ_F16, PTXQ_F32};
     gemm_cfg c;
     memset(&c, 0, sizeof c);
-    c.scaling = modes[pick(r, 4)];
+    c.scaling = modes[rng_pick(r, 4)];
     const int tensor = c.scaling == PTXQ_GEMM_SCALE_TENSOR, blk = c.scaling == PTXQ_GEMM_SCALE_BLOCK;
     const int mx = c.scaling == PTXQ_GEMM_SCALE_MX;
-    const int bf = tensor && chance(r, 6);
+    const int bf = tensor && rng_chance(r, 6);
     if (bf) {
         c.a_type = c.b_type = PTXQ_BF16;
     } else {
-        c.a_type = chance(r, 4) ? PTXQ_E5M2 : PTXQ_E4M3;
-        c.b_type = chance(r, 4) ? PTXQ_E5M2 : PTXQ_E4M3;
+        c.a_type = rng_chance(r, 4) ? PTXQ_E5M2 : PTXQ_E4M3;
+        c.b_type = rng_chance(r, 4) ? PTXQ_E5M2 : PTXQ_E4M3;
     }
-    c.d_type = outs[pick(r, 3)];
+    c.d_type = outs[rng_pick(r, 3)];
     /* shape: K in whole 16-byte pieces (BF16: 8 elements) or whole 128-blocks; K = 0 too */
     const int64_t kq = blk || mx ? 128 : bf ? 8 : 16;
-    c.M = chance(r, 5) ? span(r, 1, 64) : span(r, 1, 600);
-    c.N = chance(r, 5) ? span(r, 1, 64) : span(r, 1, 600);
-    c.K = kq * (chance(r, 4) ? span(r, 1, 4) : span(r, 1, 2048 / kq));
-    if (!blk && !mx && chance(r, 20)) c.K = 0;
-    c.pad_a = 16 * pick(r, 3);
-    c.pad_d = pick(r, 8);
-    if (chance(r, 4)) c.N = (c.N + 7) / 8 * 8; /* whole 16-byte BF16 rows: the TMA store */
-    if (chance(r, 2)) /* a 16-byte row pitch, padded past N or not */
-        c.pad_d = (int)((c.N + 7) / 8 * 8 - c.N) + 8 * pick(r, 2);
+    c.M = rng_chance(r, 5) ? rng_span(r, 1, 64) : rng_span(r, 1, 600);
+    c.N = rng_chance(r, 5) ? rng_span(r, 1, 64) : rng_span(r, 1, 600);
+    c.K = kq * (rng_chance(r, 4) ? rng_span(r, 1, 4) : rng_span(r, 1, 2048 / kq));
+    if (!blk && !mx && rng_chance(r, 20)) c.K = 0;
+    c.pad_a = 16 * rng_pick(r, 3);
+    c.pad_d = rng_pick(r, 8);
+    if (rng_chance(r, 4)) c.N = (c.N + 7) / 8 * 8; /* whole 16-byte BF16 rows: the TMA store */
+    if (rng_chance(r, 2)) /* a 16-byte row pitch, padded past N or not */
+        c.pad_d = (int)((c.N + 7) / 8 * 8 - c.N) + 8 * rng_pick(r, 2);
     /* batches and groups */
-    int shape = pick(r, 10);
+    int shape = rng_pick(r, 10);
     if (shape >= 6 && shape < 8) {
-        c.batch = (int)span(r, 2, 4);
-        c.b_shared = chance(r, 3);
+        c.batch = (int)rng_span(r, 2, 4);
+        c.b_shared = rng_chance(r, 3);
     } else if (shape == 8) {
         c.grouping = PTXQ_GEMM_GROUP_MASKED;
-        c.batch = (int)span(r, 2, 5);
+        c.batch = (int)rng_span(r, 2, 5);
     } else if (shape == 9) {
         c.grouping = PTXQ_GEMM_GROUP_CONTIGUOUS;
-        c.batch = (int)span(r, 2, 5);
-        c.M = span(r, 1, 300); /* a group's largest row count; groups are padded to 128 rows */
+        c.batch = (int)rng_span(r, 2, 5);
+        c.M = rng_span(r, 1, 300); /* a group's largest row count; groups are padded to 128 rows */
     }
-    c.scales_batched = c.batch > 1 && chance(r, 2);
+    c.scales_batched = c.batch > 1 && rng_chance(r, 2);
     /* the epilogue */
-    if (chance(r, 4)) c.bias_type = chance(r, 2) ? PTXQ_BF16 : PTXQ_F32;
-    c.bias_batched = c.bias_type && c.batch > 1 && !c.b_shared && chance(r, 2);
-    if (chance(r, 4)) {
+    if (rng_chance(r, 4)) c.bias_type = rng_chance(r, 2) ? PTXQ_BF16 : PTXQ_F32;
+    c.bias_batched = c.bias_type && c.batch > 1 && !c.b_shared && rng_chance(r, 2);
+    if (rng_chance(r, 4)) {
         static const float alphas[3] = {0.0f, 0.5f, -2.0f}, betas[3] = {1.0f, -0.75f, 2.0f};
         c.with_c = 1;
-        c.alpha = alphas[pick(r, 3)];
-        c.beta = betas[pick(r, 3)];
-        c.c_is_d = chance(r, 2);
+        c.alpha = alphas[rng_pick(r, 3)];
+        c.beta = betas[rng_pick(r, 3)];
+        c.c_is_d = rng_chance(r, 2);
     }
     /* the kernel and its launch */
-    if (chance(r, 3)) {
+    if (rng_chance(r, 3)) {
         static const int widths[4] = {128, 160, 192, 256};
-        c.tile_n = mx ? 128 : widths[pick(r, bf ? 4 : 3)];
+        c.tile_n = mx ? 128 : widths[rng_pick(r, bf ? 4 : 3)];
     }
-    if (c.grouping != PTXQ_GEMM_GROUP_CONTIGUOUS && chance(r, 3)) c.cluster = 1 + pick(r, 2);
-    if (chance(r, 4)) c.split_k = (int)span(r, 1, 6);
-    c.store = pick(r, 3) - 1;
-    if (chance(r, 8)) c.ctas = (int)span(r, 1, 140);
-    if (chance(r, 6)) c.group_m = (int)span(r, 1, 16);
-    if (chance(r, 8)) c.flags |= PTXQ_GEMM_NO_PDL;
-    if (chance(r, 8)) c.flags |= PTXQ_GEMM_NO_CLUSTER_SPLIT;
-    if (mx) c.mx_path = pick(r, 3);
-    if (tensor && !bf && chance(r, 8)) c.unit_scales = 1;
+    if (c.grouping != PTXQ_GEMM_GROUP_CONTIGUOUS && rng_chance(r, 3)) c.cluster = 1 + rng_pick(r, 2);
+    if (rng_chance(r, 4)) c.split_k = (int)rng_span(r, 1, 6);
+    c.store = rng_pick(r, 3) - 1;
+    if (rng_chance(r, 8)) c.ctas = (int)rng_span(r, 1, 140);
+    if (rng_chance(r, 6)) c.group_m = (int)rng_span(r, 1, 16);
+    if (rng_chance(r, 8)) c.flags |= PTXQ_GEMM_NO_PDL;
+    if (rng_chance(r, 8)) c.flags |= PTXQ_GEMM_NO_CLUSTER_SPLIT;
+    if (mx) c.mx_path = rng_pick(r, 3);
+    if (tensor && !bf && rng_chance(r, 8)) c.unit_scales = 1;
     if (blk) {
-        c.sa_mmajor = chance(r, 3);
-        if (!c.sa_mmajor && chance(r, 4)) c.sa_kpitch = (int)((c.K / 128) + span(r, 1, 3));
-        c.sb_nmajor = chance(r, 3);
+        c.sa_mmajor = rng_chance(r, 3);
+        if (!c.sa_mmajor && rng_chance(r, 4)) c.sa_kpitch = (int)((c.K / 128) + rng_span(r, 1, 3));
+        c.sb_nmajor = rng_chance(r, 3);
     }
     /* three warpgroups: E4M3 x E4M3, width 128, the TMA store (BF16 D without C, bias or groups,
      * 16-byte rows), no split-K, TMA-readable BLOCK scales */
-    if (!mx && !bf && chance(r, 8)) {
+    if (!mx && !bf && rng_chance(r, 8)) {
         c.tile_m = 192;
         c.a_type = c.b_type = PTXQ_E4M3;
         c.d_type = PTXQ_BF16;
-        c.tile_n = chance(r, 2) ? 128 : 0;
+        c.tile_n = rng_chance(r, 2) ? 128 : 0;
         c.with_c = c.c_is_d = 0;
         c.bias_type = 0;
         c.bias_batched = 0;
         c.grouping = PTXQ_GEMM_GROUP_NONE;
         if (c.batch > 1 && shape >= 8) c.batch = 1;
-        c.split_k = chance(r, 2);
-        c.store = chance(r, 2);
+        c.split_k = rng_chance(r, 2);
+        c.store = rng_chance(r, 2);
         if (blk) { /* scale rows of whole 16-byte pieces: K blocks in fours, row-major */
-            c.K = 512 * span(r, 1, 4);
+            c.K = 512 * rng_span(r, 1, 4);
             c.sa_mmajor = c.sb_nmajor = 0;
         }
         c.sa_kpitch = 0;
         c.N = (c.N + 7) / 8 * 8;
-        c.pad_d = 8 * pick(r, 2); /* BF16 rows stay 16-byte multiples */
+        c.pad_d = 8 * rng_pick(r, 2); /* BF16 rows stay 16-byte multiples */
     }
-    if (c.batch <= 1 && c.grouping == PTXQ_GEMM_GROUP_NONE && chance(r, 10))
+    if (c.batch <= 1 && c.grouping == PTXQ_GEMM_GROUP_NONE && rng_chance(r, 10))
         c.odd_bstride = 1; /* rank 3 with one batch and odd batch strides, which must not be used */
-    if (c.grouping == PTXQ_GEMM_GROUP_NONE && c.batch <= 1 && chance(r, 10)) {
+    if (c.grouping == PTXQ_GEMM_GROUP_NONE && c.batch <= 1 && rng_chance(r, 10)) {
         /* several waves of tiles and long K (the promotion over many blocks), rows sampled */
         c.c_is_d = 0; /* C in place is checked on every row: keep these sampled */
-        c.M = span(r, 1000, 3000);
-        c.N = span(r, 1000, 3000);
-        if (c.tile_m == 192 || chance(r, 4)) c.N = (c.N + 7) / 8 * 8;
-        c.K = kq * span(r, 1, 8192 / kq);
-        if (c.tile_m == 192 && blk) c.K = 512 * span(r, 1, 16);
-        if (c.sa_kpitch) c.sa_kpitch = (int)((c.K / 128) + span(r, 1, 3));
+        c.M = rng_span(r, 1000, 3000);
+        c.N = rng_span(r, 1000, 3000);
+        if (c.tile_m == 192 || rng_chance(r, 4)) c.N = (c.N + 7) / 8 * 8;
+        c.K = kq * rng_span(r, 1, 8192 / kq);
+        if (c.tile_m == 192 && blk) c.K = 512 * rng_span(r, 1, 16);
+        if (c.sa_kpitch) c.sa_kpitch = (int)((c.K / 128) + rng_span(r, 1, 3));
     }
     /* plain BF16 D (the TMA store's calls): N a multiple of 8 half the time */
     if (c.d_type == PTXQ_BF16 && !c.with_c && !c.bias_type &&
-        c.grouping == PTXQ_GEMM_GROUP_NONE && chance(r, 2)) {
+        c.grouping == PTXQ_GEMM_GROUP_NONE && rng_chance(r, 2)) {
         int64_t pad = c.N + c.pad_d; /* keep the pitch's 16-byte alignment, if it had it */
         c.N = (c.N + 7) / 8 * 8;
         c.pad_d = pad > c.N ? (int)(pad - c.N) : 0;
@@ -2222,33 +2219,29 @@ static void describe_cfg(const gemm_cfg *c, char *buf, size_t n) {
              c->sb_nmajor, c->sample_rows);
 }
 
+/* gputest_random_run's step: draws case i, runs it, prints it; nonzero if it failed */
+static int random_one(rng64 *r, int i) {
+    gemm_cfg c = random_cfg(r);
+    char desc[512];
+    describe_cfg(&c, desc, sizeof desc);
+    gemm_result res;
+    int st = gemm_case_run(&g_gpu.dev, &c, g_gpu.seed + (uint64_t)i, &res);
+    int bad = st != PTXQ_OK || res.bad || res.unwritten || res.checked == 0;
+    printf("[ %s ] #%d %s: %s (%s), split %d x %u%s, %lld checked, max norm err %.3g, "
+           "unwritten %lld, bad %lld%s%s%s%s\n",
+           bad ? "FAIL    " : "CASE    ", i, desc, res.launched, res.kernel, res.splits,
+           res.split_tiles, res.cluster_split ? " (cluster sum)" : "", (long long)res.checked,
+           res.max_norm, (long long)res.unwritten, (long long)res.bad,
+           st != PTXQ_OK ? ", refused: " : "", st != PTXQ_OK ? res.error : "",
+           res.bad ? ", first: " : "", res.bad ? res.first_bad : "");
+    return bad;
+}
+
 static void test_random_configs(void **state) {
     (void)state;
     if (gputest_no_gpu(&g_gpu)) skip();
-    int n = gputest_random_cases(40), fails = 0;
-    if (n == 0) {
-        printf("[ SKIP     ] test_random_configs: PTXQ_TEST_RANDOM=0\n");
-        skip();
-    }
-    rng64 r = {g_gpu.seed ^ 0x5DEECE66Dull};
-    for (int i = 0; i < n; ++i) {
-        gemm_cfg c = random_cfg(&r);
-        char desc[512];
-        describe_cfg(&c, desc, sizeof desc);
-        gemm_result res;
-        int st = gemm_case_run(&g_gpu.dev, &c, g_gpu.seed + (uint64_t)i, &res);
-        int bad = st != PTXQ_OK || res.bad || res.unwritten || res.checked == 0;
-        printf("[ %s ] #%d %s: %s (%s), split %d x %u%s, %lld checked, max norm err %.3g, "
-               "unwritten %lld, bad %lld%s%s%s%s\n",
-               bad ? "FAIL    " : "CASE    ", i, desc, res.launched, res.kernel, res.splits,
-               res.split_tiles, res.cluster_split ? " (cluster sum)" : "",
-               (long long)res.checked, res.max_norm, (long long)res.unwritten, (long long)res.bad,
-               st != PTXQ_OK ? ", refused: " : "", st != PTXQ_OK ? res.error : "",
-               res.bad ? ", first: " : "", res.bad ? res.first_bad : "");
-        fails += bad;
-    }
-    printf("[ INFO     ] %d random configurations, %d failed (seed %llu)\n", n, fails,
-           (unsigned long long)g_gpu.seed);
+    int n, fails = gputest_random_run(&g_gpu, 40, random_one, &n);
+    if (n == 0) skip();
     assert_int_equal(fails, 0);
 }
 

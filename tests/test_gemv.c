@@ -1922,65 +1922,58 @@ static void test_pipelined(void **state) {
  * against the float64 reference, the padding between batches untouched). The draws come from the
  * test seed (printed; PTXQ_TEST_SEED replays them with the same PTXQ_TEST_FILTER, since the tests
  * before take seeds from it too), PTXQ_TEST_RANDOM sets how many (default 60). */
-static int pick(rng64 *r, int n) { return (int)(rng_uniform(r) * n); }
-static int chance(rng64 *r, int one_in) { return pick(r, one_in) == 0; }
 
 static gemv_case random_case(rng64 *r) {
     static const int rows[3] = {1, 2, 4}, kws[4] = {1, 2, 4, 8};
     gemv_case c;
     memset(&c, 0, sizeof c);
-    c.format = k_formats[pick(r, 3)];
-    c.x = k_x[pick(r, 3)];
-    c.y = k_y[pick(r, 3)];
+    c.format = k_formats[rng_pick(r, 3)];
+    c.x = k_x[rng_pick(r, 3)];
+    c.y = k_y[rng_pick(r, 3)];
     const int block = c.format == PTXQ_GEMV_NVFP4 ? 16 : 32;
     const int fp4 = c.format != PTXQ_GEMV_MXFP8;
-    c.M = chance(r, 4) ? 1 + pick(r, 40) : 1 + pick(r, 3000);
-    c.K = block * (chance(r, 4) ? 1 + pick(r, 16) : 1 + pick(r, 8192 / block));
-    c.L = chance(r, 2) ? 1 : 2 + pick(r, 3);
-    c.x_shared = c.L > 1 && chance(r, 3);
-    c.a_pad = (fp4 ? 32 : 16) * pick(r, 3);
-    c.scales = pick(r, 3);
-    c.globals = chance(r, 2);
-    c.odd_scales = chance(r, 6);
-    if (chance(r, 6)) c.scale_offset = 4 * (1 + pick(r, 4));
-    if (chance(r, 3)) {
-        if (fp4 && c.x && chance(r, 2)) c.rows_per_thread = 16; /* the tensor-core kernel */
-        else c.rows_per_thread = rows[pick(r, 3)];
+    c.M = rng_chance(r, 4) ? 1 + rng_pick(r, 40) : 1 + rng_pick(r, 3000);
+    c.K = block * (rng_chance(r, 4) ? 1 + rng_pick(r, 16) : 1 + rng_pick(r, 8192 / block));
+    c.L = rng_chance(r, 2) ? 1 : 2 + rng_pick(r, 3);
+    c.x_shared = c.L > 1 && rng_chance(r, 3);
+    c.a_pad = (fp4 ? 32 : 16) * rng_pick(r, 3);
+    c.scales = rng_pick(r, 3);
+    c.globals = rng_chance(r, 2);
+    c.odd_scales = rng_chance(r, 6);
+    if (rng_chance(r, 6)) c.scale_offset = 4 * (1 + rng_pick(r, 4));
+    if (rng_chance(r, 3)) {
+        if (fp4 && c.x && rng_chance(r, 2)) c.rows_per_thread = 16; /* the tensor-core kernel */
+        else c.rows_per_thread = rows[rng_pick(r, 3)];
     }
-    if (chance(r, 3)) c.k_warps = kws[pick(r, 4)];
-    if (chance(r, 4)) c.pipelined = pick(r, 4) - 1; /* -1, 0, 1, 2 */
-    if (chance(r, 4)) {
+    if (rng_chance(r, 3)) c.k_warps = kws[rng_pick(r, 4)];
+    if (rng_chance(r, 4)) c.pipelined = rng_pick(r, 4) - 1; /* -1, 0, 1, 2 */
+    if (rng_chance(r, 4)) {
         static const unsigned fl[3] = {PTXQ_GEMV_NO_PDL, PTXQ_GEMV_STATIC_WEIGHTS,
                                        PTXQ_GEMV_INDEPENDENT};
-        c.flags = fl[pick(r, 3)];
+        c.flags = fl[rng_pick(r, 3)];
     }
-    if (chance(r, 4)) c.prefetch_trips = chance(r, 2) ? -1 : 1 + pick(r, 4);
-    if (chance(r, 10)) { /* past one wave of CTAs, long rows */
-        c.M = 4000 + pick(r, 12000);
-        c.K = block * (1 + pick(r, 16384 / block));
+    if (rng_chance(r, 4)) c.prefetch_trips = rng_chance(r, 2) ? -1 : 1 + rng_pick(r, 4);
+    if (rng_chance(r, 10)) { /* past one wave of CTAs, long rows */
+        c.M = 4000 + rng_pick(r, 12000);
+        c.K = block * (1 + rng_pick(r, 16384 / block));
         c.L = 1;
     }
     return c;
 }
 
+/* gputest_random_run's step: draws case i, runs it, prints it; nonzero if it failed */
+static int random_one(rng64 *r, int i) {
+    gemv_case c = random_case(r);
+    gemv_result res;
+    printf("[ INFO     ] #%d a_pad %lld scale_offset %d\n", i, (long long)c.a_pad, c.scale_offset);
+    return run_case(c, 1, &res, NULL);
+}
+
 static void test_random_configs(void **state) {
     (void)state;
     if (no_gpu()) skip();
-    int n = gputest_random_cases(60), fails = 0;
-    if (n == 0) {
-        printf("[ SKIP     ] test_random_configs: PTXQ_TEST_RANDOM=0\n");
-        skip();
-    }
-    const uint64_t seed0 = g_test.seed;
-    rng64 r = {seed0 ^ 0x5DEECE66Dull};
-    for (int i = 0; i < n; ++i) {
-        gemv_case c = random_case(&r);
-        gemv_result res;
-        printf("[ INFO     ] #%d a_pad %lld scale_offset %d\n", i, (long long)c.a_pad, c.scale_offset);
-        fails += run_case(c, 1, &res, NULL) != 0;
-    }
-    printf("[ INFO     ] %d random configurations, %d failed (drawn from seed %llu)\n", n, fails,
-           (unsigned long long)seed0);
+    int n, fails = gputest_random_run(&g_test, 60, random_one, &n);
+    if (n == 0) skip();
     assert_int_equal(fails, 0);
 }
 

@@ -664,8 +664,6 @@ static void test_dequant(void **state) {
  * (outputs poisoned twice, every code and scale against the exact reference, padding untouched).
  * The draws come from the test seed (printed; PTXQ_TEST_SEED replays them with the same
  * PTXQ_TEST_FILTER), PTXQ_TEST_RANDOM sets how many (default 60). */
-static int pick(rng64 *r, int n) { return (int)(rng_uniform(r) * n); }
-static int chance(rng64 *r, int one_in) { return pick(r, one_in) == 0; }
 
 static quant_case random_case(rng64 *r) {
     static const ptxq_quant_mode modes[7] = {
@@ -674,59 +672,53 @@ static quant_case random_case(rng64 *r) {
     static const int i8blocks[3] = {32, 64, 128};
     quant_case c;
     memset(&c, 0, sizeof c);
-    c.mode = modes[pick(r, 7)];
-    c.in = k_in[pick(r, 3)];
+    c.mode = modes[rng_pick(r, 7)];
+    c.in = k_in[rng_pick(r, 3)];
     c.out = c.mode == PTXQ_QUANT_NVFP4 ? PTXQ_E2M1
             : c.mode == PTXQ_QUANT_INT8_ROW || c.mode == PTXQ_QUANT_INT8_BLOCK ? PTXQ_I8
-            : chance(r, 3) ? PTXQ_E5M2 : PTXQ_E4M3;
-    if (c.mode == PTXQ_QUANT_INT8_BLOCK) c.block = i8blocks[pick(r, 3)];
+            : rng_chance(r, 3) ? PTXQ_E5M2 : PTXQ_E4M3;
+    if (c.mode == PTXQ_QUANT_INT8_BLOCK) c.block = i8blocks[rng_pick(r, 3)];
     /* K: whole scale blocks (FP8 per tensor / row: whole 16-byte pieces of an E4M3 row) */
     int kq = c.mode == PTXQ_QUANT_FP8_BLOCK ? 128 : c.mode == PTXQ_QUANT_MXFP8 ? 32
              : c.mode == PTXQ_QUANT_NVFP4 ? 16 : c.mode == PTXQ_QUANT_INT8_BLOCK ? c.block : 16;
-    int64_t K = kq * (chance(r, 4) ? 1 + pick(r, 4) : 1 + pick(r, 6144 / kq));
-    c.rank = 2 + pick(r, 3);
-    if (c.mode == PTXQ_QUANT_FP8_TENSOR && chance(r, 3)) c.static_scale = 1;
-    if (c.mode == PTXQ_QUANT_NVFP4 && chance(r, 4)) c.static_scale = 1;
-    c.write_amax = c.static_scale && c.mode == PTXQ_QUANT_FP8_TENSOR && chance(r, 2);
-    if ((c.mode == PTXQ_QUANT_MXFP8 || c.mode == PTXQ_QUANT_NVFP4) && chance(r, 3)) {
+    int64_t K = kq * (rng_chance(r, 4) ? 1 + rng_pick(r, 4) : 1 + rng_pick(r, 6144 / kq));
+    c.rank = 2 + rng_pick(r, 3);
+    if (c.mode == PTXQ_QUANT_FP8_TENSOR && rng_chance(r, 3)) c.static_scale = 1;
+    if (c.mode == PTXQ_QUANT_NVFP4 && rng_chance(r, 4)) c.static_scale = 1;
+    c.write_amax = c.static_scale && c.mode == PTXQ_QUANT_FP8_TENSOR && rng_chance(r, 2);
+    if ((c.mode == PTXQ_QUANT_MXFP8 || c.mode == PTXQ_QUANT_NVFP4) && rng_chance(r, 3)) {
         c.layout = PTXQ_SCALE_128x4;
         c.rank = 2;
     }
     for (int i = 0; i < c.rank - 1; ++i)
-        c.shape[i] = c.rank == 2 ? 1 + pick(r, 700) : 1 + pick(r, i == c.rank - 2 ? 60 : 4);
+        c.shape[i] = c.rank == 2 ? 1 + rng_pick(r, 700) : 1 + rng_pick(r, i == c.rank - 2 ? 60 : 4);
     c.shape[c.rank - 1] = K;
-    c.x_pad = 8 * pick(r, 3);
-    c.q_pad = 16 * pick(r, 3);
-    if (c.rank >= 3 && chance(r, 3)) c.batch_pad = 64 * (1 + pick(r, 2));
+    c.x_pad = 8 * rng_pick(r, 3);
+    c.q_pad = 16 * rng_pick(r, 3);
+    if (c.rank >= 3 && rng_chance(r, 3)) c.batch_pad = 64 * (1 + rng_pick(r, 2));
     int blockwise = c.mode == PTXQ_QUANT_FP8_BLOCK || c.mode == PTXQ_QUANT_MXFP8 ||
                     c.mode == PTXQ_QUANT_NVFP4 || c.mode == PTXQ_QUANT_INT8_BLOCK;
-    if (blockwise && c.layout == PTXQ_SCALE_STRIDED && chance(r, 3)) c.scale_mmajor = 1;
-    if (c.rank >= 3 && !c.scale_mmajor && chance(r, 4)) c.x_bcast = 1;
-    if (chance(r, 6)) c.values = 1 + pick(r, 3); /* zero blocks, tiny values, all zeros */
+    if (blockwise && c.layout == PTXQ_SCALE_STRIDED && rng_chance(r, 3)) c.scale_mmajor = 1;
+    if (c.rank >= 3 && !c.scale_mmajor && rng_chance(r, 4)) c.x_bcast = 1;
+    if (rng_chance(r, 6)) c.values = 1 + rng_pick(r, 3); /* zero blocks, tiny values, all zeros */
     return c;
+}
+
+/* gputest_random_run's step: draws case i, runs it, prints it; nonzero if it failed */
+static int random_one(rng64 *r, int i) {
+    quant_case c = random_case(r);
+    printf("[ INFO     ] #%d rank %d shape %lld %lld %lld %lld x_pad %lld q_pad %lld batch_pad "
+           "%lld block %d write_amax %d\n", i, c.rank, (long long)c.shape[0],
+           (long long)c.shape[1], (long long)c.shape[2], (long long)c.shape[3],
+           (long long)c.x_pad, (long long)c.q_pad, (long long)c.batch_pad, c.block, c.write_amax);
+    return run_one(c, 1);
 }
 
 static void test_random_configs(void **state) {
     (void)state;
     if (no_gpu()) skip();
-    int n = gputest_random_cases(60), fails = 0;
-    if (n == 0) {
-        printf("[ SKIP     ] test_random_configs: PTXQ_TEST_RANDOM=0\n");
-        skip();
-    }
-    const uint64_t seed0 = g_test.seed;
-    rng64 r = {seed0 ^ 0x5DEECE66Dull};
-    for (int i = 0; i < n; ++i) {
-        quant_case c = random_case(&r);
-        printf("[ INFO     ] #%d rank %d shape %lld %lld %lld %lld x_pad %lld q_pad %lld batch_pad "
-               "%lld block %d write_amax %d\n", i, c.rank, (long long)c.shape[0],
-               (long long)c.shape[1], (long long)c.shape[2], (long long)c.shape[3],
-               (long long)c.x_pad, (long long)c.q_pad, (long long)c.batch_pad, c.block,
-               c.write_amax);
-        fails += run_one(c, 1) != 0;
-    }
-    printf("[ INFO     ] %d random configurations, %d failed (drawn from seed %llu)\n", n, fails,
-           (unsigned long long)seed0);
+    int n, fails = gputest_random_run(&g_test, 60, random_one, &n);
+    if (n == 0) skip();
     assert_int_equal(fails, 0);
 }
 

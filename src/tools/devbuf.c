@@ -277,3 +277,11 @@ double rng_normal(rng64 *r) {
     if (u < 1e-300) u = 1e-300;
     return sqrt(-2.0 * log(u)) * cos(6.283185307179586 * v);
 }
+
+int rng_pick(rng64 *r, int n) { return (int)(rng_uniform(r) * n); }
+
+int rng_chance(rng64 *r, int one_in) { return rng_pick(r, one_in) == 0; }
+
+int64_t rng_span(rng64 *r, int64_t lo, int64_t hi) {
+    return lo + (int64_t)(rng_uniform(r) * (double)(hi - lo + 1));
+}

@@ -58,5 +58,8 @@ typedef struct rng64 { uint64_t s; } rng64;
 uint64_t rng_next(rng64 *r);
 double rng_uniform(rng64 *r); /* [0, 1) */
 double rng_normal(rng64 *r);
+int rng_pick(rng64 *r, int n);                      /* 0 .. n-1 */
+int rng_chance(rng64 *r, int one_in);               /* 1 with probability 1 / one_in */
+int64_t rng_span(rng64 *r, int64_t lo, int64_t hi); /* lo .. hi */
 
 #endif

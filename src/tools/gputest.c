@@ -73,3 +73,18 @@ int gputest_random_cases(int dflt) {
     }
     return n < 0 ? 0 : n > 100000 ? 100000 : (int)n;
 }
+
+int gputest_random_run(const gputest *g, int dflt, int (*one)(rng64 *r, int i), int *n) {
+    *n = gputest_random_cases(dflt);
+    if (*n == 0) {
+        printf("[ SKIP     ] test_random_configs: PTXQ_TEST_RANDOM=0\n");
+        return 0;
+    }
+    const uint64_t seed0 = g->seed;
+    rng64 r = {seed0 ^ 0x5DEECE66Dull};
+    int fails = 0;
+    for (int i = 0; i < *n; ++i) fails += one(&r, i) != 0;
+    printf("[ INFO     ] %d random configurations, %d failed (drawn from seed %llu)\n", *n, fails,
+           (unsigned long long)seed0);
+    return fails;
+}

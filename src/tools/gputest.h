@@ -32,5 +32,10 @@ void gputest_thread_dev_close(ptxq_dev *d);
 /* How many random configurations a program's random-case test draws: PTXQ_TEST_RANDOM if set
  * (0 skips them), else dflt. */
 int gputest_random_cases(int dflt);
+/* A random-configuration test: draws gputest_random_cases(dflt) configurations with one(r, i)
+ * (which draws case i from r, runs and checks it, and returns nonzero if it failed), r seeded from
+ * the program's seed as it stands, and prints a summary. Returns the failures; *n the cases run
+ * (0 after printing why: the caller skips). */
+int gputest_random_run(const gputest *g, int dflt, int (*one)(rng64 *r, int i), int *n);
 
 #endif
