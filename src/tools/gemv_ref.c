@@ -155,10 +155,12 @@ void gemv_case_describe(const gemv_case *c, char *buf, size_t n) {
     if (c->flags || c->prefetch_trips)
         snprintf(plan + strlen(plan), sizeof plan - strlen(plan), " flags 0x%x prefetch %d",
                  c->flags, c->prefetch_trips);
+    char pad[32] = "";
+    if (c->a_pad) snprintf(pad, sizeof pad, " a-pad %lld", (long long)c->a_pad);
     snprintf(buf, n, "%s x=%s y=%s M=%lld K=%lld L=%lld%s%s%s%s%s%s seed %llu",
              gemv_format_name(c->format), c->x ? ptxq_dtype_name(c->x) : gemv_format_name(c->format),
              ptxq_dtype_name(c->y), (long long)c->M, (long long)c->K, (long long)c->L,
-             c->a_pad ? " padded" : "", scales[c->scales], c->x_shared ? " x-shared" : "",
+             pad, scales[c->scales], c->x_shared ? " x-shared" : "",
              c->globals ? " globals" : "", c->odd_scales ? " odd-scales" : "", plan,
              (unsigned long long)c->seed);
 }

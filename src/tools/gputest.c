@@ -62,7 +62,7 @@ void gputest_thread_dev_close(ptxq_dev *d) {
     d->stream = NULL;
 }
 
-int gputest_random_cases(int dflt) {
+static int random_cases(int dflt) {
     const char *e = getenv("PTXQ_TEST_RANDOM");
     if (!e || !*e) return dflt;
     char *end;
@@ -75,7 +75,7 @@ int gputest_random_cases(int dflt) {
 }
 
 int gputest_random_run(const gputest *g, int dflt, int (*one)(rng64 *r, int i), int *n) {
-    *n = gputest_random_cases(dflt);
+    *n = random_cases(dflt);
     if (*n == 0) {
         printf("[ SKIP     ] test_random_configs: PTXQ_TEST_RANDOM=0\n");
         return 0;

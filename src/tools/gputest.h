@@ -29,10 +29,8 @@ int gputest_graph_end_launch(ptxq_dev *d, int launch);
  * non-blocking stream. 0 on success; gputest_thread_dev_close destroys the stream. */
 int gputest_thread_dev(ptxq_dev *out, const ptxq_dev *base, ptxq_context *ctx);
 void gputest_thread_dev_close(ptxq_dev *d);
-/* How many random configurations a program's random-case test draws: PTXQ_TEST_RANDOM if set
- * (0 skips them), else dflt. */
-int gputest_random_cases(int dflt);
-/* A random-configuration test: draws gputest_random_cases(dflt) configurations with one(r, i)
+/* A random-configuration test: draws PTXQ_TEST_RANDOM configurations (0 skips them; unset or
+ * not a number: dflt) with one(r, i)
  * (which draws case i from r, runs and checks it, and returns nonzero if it failed), r seeded from
  * the program's seed as it stands, and prints a summary. Returns the failures; *n the cases run
  * (0 after printing why: the caller skips). */

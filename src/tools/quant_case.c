@@ -13,14 +13,18 @@ void quant_case_describe(const quant_case *c, char *buf, size_t n) {
     int w = snprintf(shape, sizeof shape, "%lld", (long long)c->shape[0]);
     for (int i = 1; i < c->rank && w > 0 && (size_t)w < sizeof shape; ++i)
         w += snprintf(shape + w, sizeof shape - (size_t)w, "x%lld", (long long)c->shape[i]);
+    char pad[64] = "";
+    if (c->x_pad || c->q_pad || c->batch_pad)
+        snprintf(pad, sizeof pad, " pad x+%lld q+%lld batch+%lld", (long long)c->x_pad,
+                 (long long)c->q_pad, (long long)c->batch_pad);
     snprintf(buf, n, "%s%s%s %s->%s [%s]%s%s%s%s seed %llu", modes[c->mode],
              c->mode == PTXQ_QUANT_INT8_BLOCK ? "/" : "",
              c->mode == PTXQ_QUANT_INT8_BLOCK ? (c->block == 32 ? "32" : c->block == 64 ? "64" : "128") : "",
-             ptxq_dtype_name(c->in), ptxq_dtype_name(c->out), shape,
-             c->batch_pad ? " batch-padded" : c->x_pad || c->q_pad ? " padded" : "",
+             ptxq_dtype_name(c->in), ptxq_dtype_name(c->out), shape, pad,
              c->x_bcast ? " x-broadcast" : c->scale_mmajor ? " m-major-scales" : "",
              c->layout == PTXQ_SCALE_128x4 ? " sf128x4" : "",
-             c->static_scale ? " static" : "", (unsigned long long)c->seed);
+             c->static_scale ? (c->write_amax ? " static+amax" : " static") : "",
+             (unsigned long long)c->seed);
     if (c->values) {
         static const char *kinds[] = {"", "zero-blocks", "tiny", "zeros"};
         size_t w = strlen(buf);
