@@ -5,9 +5,13 @@
  * shows the traffic actually moved.
  *
  *   ptxq bench quant [--rows R] [--k K] [--in bf16|f16|f32] [--mode all|NAME] [--reps N]
+ *                    [--layout 128x4]
  *   ptxq check quant --mode NAME [--in T] [--rows R] [--k K] [--layout 128x4] [--seed S]
  * NAME: tensor, tensor_st, row, block, mx8, nvfp4, nvfp4_st, i8row, i8block32, i8block64,
- * i8block128 (_st: PTXQ_QUANT_STATIC_SCALE, the one-pass delayed-scaling form) */
+ * i8block128 (_st: PTXQ_QUANT_STATIC_SCALE, the one-pass delayed-scaling form). --layout 128x4:
+ * the modes that have it (mx8, nvfp4, nvfp4_st) with PTXQ_SCALE_128x4 scales, plus the time of a
+ * memset of the same scale bytes (the stream operation the kernels' own padding stores replaced
+ * in the forty-third session). */
 #include "bench_quant.h"
 
 #include <math.h>
@@ -106,6 +110,17 @@ typedef struct dequant_launch {
     uint64_t scale;
 } dequant_launch;
 
+typedef struct memset_launch {
+    ptxq_dev *d;
+    uint64_t ptr;
+    size_t bytes;
+} memset_launch;
+
+static int do_memset(void *p) {
+    memset_launch *M = p;
+    return M->d->drv->cuMemsetD8Async(M->ptr, 0, M->bytes, M->d->stream) != CUDA_SUCCESS;
+}
+
 static int do_dequant(void *p) {
     dequant_launch *D = p;
     return ptxq_dequantize_fp8(D->d->ctx, &D->q, D->scale, &D->y, D->d->stream) != PTXQ_OK;
@@ -117,6 +132,7 @@ int bench_quant_main(int argc, char **argv) {
     int reps = (int)bench_opt_int(argc, argv, "--reps", 30);
     ptxq_dtype in = parse_in(bench_opt(argc, argv, "--in", "bf16"));
     const char *only = bench_opt(argc, argv, "--mode", "all");
+    int sf128 = !strcmp(bench_opt(argc, argv, "--layout", ""), "128x4");
     ptxq_dev d;
     if (bench_open(&d)) return 2;
     int esz = ptxq_dtype_bits(in) / 8;
@@ -132,7 +148,8 @@ int bench_quant_main(int argc, char **argv) {
 
     /* device data: random bf16/f16/f32 with per-row magnitudes, made on the host once */
     uint64_t dx = dev_alloc(&d, xbytes), dq = dev_alloc(&d, (size_t)(rows * K)),
-             ds = dev_alloc(&d, (size_t)(rows * (K / 16) * 4 + 64)), dw = dev_alloc(&d, 64);
+             ds = dev_alloc(&d, (size_t)(rows * (K / 16) * 4 + (rows + 127) * (K / 16 + 3) + 64)),
+             dw = dev_alloc(&d, 64);
     {
         unsigned char *hx = malloc(xbytes);
         rng64 g = {12345};
@@ -159,6 +176,8 @@ int bench_quant_main(int argc, char **argv) {
     for (int i = 0; i < N_MODES; ++i) {
         const mode_row *m = &k_modes[i];
         if (strcmp(only, "all") && strcmp(only, m->name)) continue;
+        if (sf128 && m->mode != PTXQ_QUANT_MXFP8 && m->mode != PTXQ_QUANT_NVFP4) continue;
+        ptxq_scale_layout layout = sf128 ? PTXQ_SCALE_128x4 : PTXQ_SCALE_STRIDED;
         /* 1. validate this kernel on a slice against the CPU reference */
         quant_case c;
         memset(&c, 0, sizeof c);
@@ -170,6 +189,7 @@ int bench_quant_main(int argc, char **argv) {
         c.shape[0] = 257;
         c.shape[1] = K;
         c.static_scale = m->is_static;
+        c.layout = layout;
         c.seed = (uint64_t)time(NULL) + (uint64_t)i;
         quant_result res;
         int bad = quant_case_run(&d, &c, &res);
@@ -181,6 +201,7 @@ int bench_quant_main(int argc, char **argv) {
         L.desc.mode = m->mode;
         L.desc.out_dtype = m->out;
         L.desc.block = m->block;
+        L.desc.scale_layout = layout;
         int64_t xs[2] = {rows, K};
         L.x = ptxq_tensor_make(in, 2, xs, dx);
         L.q = ptxq_tensor_make(m->out, 2, xs, dq);
@@ -207,6 +228,12 @@ int bench_quant_main(int argc, char **argv) {
                  sheet > 0 ? 100 * gbps / sheet : 0.0, 100.0 * (moved / (ms * 1e6)) / cp.gbps,
                  xbytes / 1048576.0, qbytes / 1048576.0, sbytes / 1048576.0);
         printf("%s\n", summary[ns++]);
+        if (sf128) {
+            memset_launch M = {&d, ds, sbytes};
+            double mms = dev_time_ms(&d, do_memset, &M, 3, reps);
+            printf("%-11s %-8s %9.1f %9s %8s %8s %10s  memset of the %.2f MiB of 128x4 scales alone\n",
+                   "  memset", "", mms * 1e3, "", "", "", "", sbytes / 1048576.0);
+        }
     }
     /* the inverse, through the hand-written kernel: E4M3 codes (dq) + scale -> BF16 (reuses dx) */
     if (!strcmp(only, "all") || !strcmp(only, "dequant")) {

@@ -96,7 +96,10 @@ for fam in ${BENCHES-quant gemv gemm}; do
   case $fam in
     quant) for in in bf16 f32; do
              run_bench "bench_quant_$in" bench quant --in $in --rows 16384 --k 8192
-           done ;;
+           done
+           # the 128x4 scale layout (MXFP8, NVFP4), large and small, beside a memset of its bytes
+           run_bench bench_quant_sf128 bench quant --rows 16384 --k 8192 --layout 128x4
+           run_bench bench_quant_sf128_small bench quant --rows 129 --k 7168 --layout 128x4 ;;
     *) echo "== bench $fam $(date -u +%T)" >>"$OUT/clocks.txt"
        run_bench "bench_$fam" bench "$fam"
        # GEMV: also the chain of independent calls (PTXQ_GEMV_INDEPENDENT: no PDL wait), and
@@ -134,7 +137,7 @@ echo "bench exits: ${bench_rc:- all 0}"
 for f in "$OUT"/bench_*.txt "$OUT"/extra_*.txt; do
   [ -f "$f" ] || continue
   echo "-- $(basename "$f"): $(head -1 "$f" | cut -c1-100)"
-  grep -E '^(copy|mode|tensor|row|block|mx8|mxfp8|nvfp4|mxfp4|i8|dequant|gemv|gemm|shape|  ?[0-9]|  same-traffic|  read-only)|rounds' "$f" | cut -c1-300
+  grep -E '^(copy|mode|tensor|row|block|mx8|mxfp8|nvfp4|mxfp4|i8|dequant|gemv|gemm|shape|  ?[0-9]|  same-traffic|  read-only|  memset)|rounds' "$f" | cut -c1-300
 done
 load() { grep -v -e '^==' -e '^R, ' "$OUT/clocks.txt" | awk -F', ' -v c="$1" '$3+0 > 200 {print $c+0}' | sort -n | awk '{v[NR]=$1} END {if (NR) printf "%d / %d / %d", v[1], v[int((NR+1)/2)], v[NR]}'; }
 echo "-- under load (power > 200 W), min / median / max: SM clock as nvidia-smi reports it (the requested clock; bench gemm prints the measured one) $(load 2) MHz, power $(load 3) W"

@@ -611,6 +611,91 @@ class Q:
             k(f"@{pl} red.global.max.u32 [%a_amax], {b}")
             if mode == "fp8tensor":
                 k.label("AMAX_SKIP")
+        if self.enc in ("ue8m0", "ue4m3"):
+            self.sf128_padding()
+
+    def sf128_padding(self):
+        """The 128x4 layout's padding (rows past nrows in the last row group, blocks past nk in
+        the last block group) written as zeros here rather than by a memset before the launch
+        (one stream operation fewer a call). Only the padding bytes are stored, so no byte is
+        written twice with different values: the scales proper are the item loop's."""
+        k = self.k
+        per_item = self.V * self.NV
+        shift = (self.blk // per_item).bit_length() - 1
+        assert per_item << shift == self.blk, (self.blk, per_item)
+        p = k.reg(".pred", "p_pad")
+        nk, mg = k.reg(".b32", "pad_nk"), k.reg(".b32", "pad_mg")
+        n1, n = k.reg(".b32", "pad_n1"), k.reg(".b32", "pad_n")
+        j, st = k.reg(".b32", "pad_j"), k.reg(".b32", "pad_step")
+        t, gm, gk, o = (k.reg(".b32", f"pad_{x}") for x in ("t", "gm", "gk", "o"))
+        m, kk = k.reg(".b32", "pad_m"), k.reg(".b32", "pad_k")
+        a = k.reg(".b64", "pad_addr")
+        k.comment("---- 128x4 padding: part 1 is the last row group's kb4 groups of 512 bytes (if\n"
+                  "nrows % 128), part 2 every row group's last block group (if nk % 4); the\n"
+                  "group both share is walked twice and stores the same zeros both times")
+        k(f"setp.eq.u32 {p}, %f_sf128, 0")
+        k(f"@{p} bra.uni PAD_DONE")
+        k.comment("NOTE: the arguments and the thread index are read again here, not kept from the\n"
+                  "entry: kept live across the item loop they cost 6-17 registers (ptxas 13.0; MXFP8\n"
+                  "BF16 47 -> 64, a CTA of occupancy); read again, the counts stay as before")
+        va, ra, ka, sa = (k.reg(t, f"pad_{x}") for t, x in
+                          ((".b32", "vpr"), (".b32", "nrows"), (".b32", "kb4"), (".b64", "s")))
+        for r, name in ((va, "vpr"), (ra, "nrows"), (ka, "kb4"), (sa, "s")):
+            typ, off = self.off[name]
+            k(f"ld.param.{typ} {r}, [args+{off}]")
+        k(f"cvta.to.global.u64 {sa}, {sa}")
+        k(f"mov.u32 {j}, %ctaid.x")
+        k(f"mov.u32 {t}, %ntid.x")
+        k(f"mov.u32 {st}, %tid.x")
+        k(f"mad.lo.u32 {j}, {j}, {t}, {st}")
+        k(f"mov.u32 {st}, %nctaid.x")
+        k(f"mul.lo.u32 {st}, {st}, {t}")
+        k(f"shr.u32 {nk}, {va}, {shift}")
+        k(f"add.u32 {mg}, {ra}, 127")
+        k(f"shr.u32 {mg}, {mg}, 7")
+        k(f"and.b32 {t}, {ra}, 127")
+        k(f"setp.ne.u32 {p}, {t}, 0")
+        k(f"selp.b32 {n1}, {ka}, 0, {p}")
+        k(f"and.b32 {t}, {nk}, 3")
+        k(f"setp.ne.u32 {p}, {t}, 0")
+        k(f"selp.b32 {n}, {mg}, 0, {p}")
+        k(f"add.u32 {n}, {n}, {n1}")
+        k(f"shl.b32 {n}, {n}, 9")
+        k(f"shl.b32 {n1}, {n1}, 9")
+        k.label("PAD_LOOP")
+        k(f"setp.ge.u32 {p}, {j}, {n}")
+        k(f"@{p} bra.uni PAD_DONE")
+        k.comment("(group row gm, group column gk, byte o of its 512)")
+        k(f"setp.lt.u32 {p}, {j}, {n1}")
+        k(f"sub.u32 {t}, {j}, {n1}")
+        k(f"selp.b32 {t}, {j}, {t}, {p}")
+        k(f"and.b32 {o}, {t}, 511")
+        k(f"shr.u32 {t}, {t}, 9")
+        k(f"add.u32 {gm}, {mg}, -1")
+        k(f"selp.b32 {gm}, {gm}, {t}, {p}")
+        k(f"add.u32 {gk}, {ka}, -1")
+        k(f"selp.b32 {gk}, {t}, {gk}, {p}")
+        k.comment("byte o = (m % 32) * 16 + ((m / 32) % 4) * 4 + k % 4 (scale_addr's interleave)")
+        k(f"shr.u32 {m}, {o}, 4")
+        k(f"bfe.u32 {t}, {o}, 2, 2")
+        k(f"shl.b32 {t}, {t}, 5")
+        k(f"add.u32 {m}, {m}, {t}")
+        k(f"shl.b32 {t}, {gm}, 7")
+        k(f"add.u32 {m}, {m}, {t}")
+        k(f"and.b32 {kk}, {o}, 3")
+        k(f"shl.b32 {t}, {gk}, 2")
+        k(f"add.u32 {kk}, {kk}, {t}")
+        k(f"setp.ge.u32 {p}, {m}, {ra}")
+        k(f"setp.ge.or.u32 {p}, {kk}, {nk}, {p}")
+        k(f"mad.lo.u32 {t}, {gm}, {ka}, {gk}")
+        k(f"shl.b32 {t}, {t}, 9")
+        k(f"add.u32 {t}, {t}, {o}")
+        k(f"cvt.u64.u32 {a}, {t}")
+        k(f"add.u64 {a}, {sa}, {a}")
+        k(f"@{p} st.global.u8 [{a}], 0")
+        k(f"add.u32 {j}, {j}, {st}")
+        k("bra.uni PAD_LOOP")
+        k.label("PAD_DONE")
 
     def load_set(self, S, cursor):
         """Issue the loads of the items under the cursor into register set S (A or B), keep

@@ -10,7 +10,7 @@
  *   - validates every argument before it enqueues anything: a failing call writes nothing
  *     (one exception: where a call makes several launches, a driver failure of a later launch
  *     leaves the earlier ones' writes: MXFP8 GEMM's dequantize path its workspace, quantization
- *     desc.amax and the zeroed 128x4 scale tensor);
+ *     desc.amax);
  *   - a launch is stream-ordered and does no allocation and no synchronization, so it can be
  *     captured in a CUDA graph, once its kernels are loaded: the first call that uses a kernel
  *     loads its module (cuModuleLoadData), so make each call once before capturing; memory is
@@ -219,7 +219,7 @@ float ptxq_f16_decode(uint16_t bits);
  * NVFP4, rank-2 x only) the scales go to the 128x4-interleaved layout that SM100/SM120
  * block-scaled MMA reads: a rank-1 tensor of ptxq_quant_scale_shape() bytes, where scale (m, k)
  * is at byte ((m/128) * ceil(nk/4) + k/4) * 512 + (m%32) * 16 + ((m/32)%4) * 4 + k%4 and the
- * padding (m >= rows, k >= nk) is written as 0.
+ * padding (m >= rows, k >= nk) is written as 0 (by the quantize kernel itself: no memset).
  *
  * Per-tensor modes (FP8_TENSOR, NVFP4) need desc.amax: a device float the call zeroes, fills with
  * amax(|x|) and then reads (all on the stream). With PTXQ_QUANT_STATIC_SCALE, FP8_TENSOR instead

@@ -19,7 +19,8 @@ typedef struct quant_plan {
     int64_t rows, K, nk;
     int row_mode;
     int row_cta;          /* row modes: the CTA-per-row kernel */
-    size_t sf_bytes;      /* 128x4 layout: bytes to zero first */
+    size_t sf_bytes;      /* 128x4 layout: bytes of the scale tensor (its padding zeroed by
+                             the kernel, gen/quant.py sf128_padding) */
     int memset_amax;
     ptxq_quant_args args;
 } quant_plan;
@@ -381,7 +382,7 @@ ptxq_status ptxq_quantize(ptxq_context *ctx, const ptxq_quant_desc *d, const ptx
     return st ? st : ptxq_ok();
 }
 
-/* ptxq_quantize's launches (ctx current): memsets, the amax pass, the main kernel. */
+/* ptxq_quantize's launches (ctx current): the amax memset, the amax pass, the main kernel. */
 static int quant_launch(ptxq_context *ctx, quant_plan *p, const ptxq_tensor *x,
                         const ptxq_loaded *kq, const ptxq_loaded *ka, void *stream) {
     int st;
@@ -407,8 +408,6 @@ static int quant_launch(ptxq_context *ctx, quant_plan *p, const ptxq_tensor *x,
     if (grid_a == 0) grid_a = 1;
     void *params[] = {&p->args};
     void *aparams[] = {&aargs};
-    if (p->sf_bytes && (r = drv->cuMemsetD8Async(p->args.s, 0, p->sf_bytes, (CUstream)stream)))
-        return ptxq_cuda_fail(drv, r, "cuMemsetD8Async (scale padding)");
     if (p->memset_amax && (r = drv->cuMemsetD32Async(p->args.amax, 0, 1, (CUstream)stream)))
         return ptxq_cuda_fail(drv, r, "cuMemsetD32Async (amax)");
     if (ka && (st = ptxq_launch_ex_current(ctx, ka, grid_a, PTXQ_QUANT_THREADS, 0, stream, aparams,
