@@ -398,10 +398,18 @@ int gemm_case_run(ptxq_dev *d, const gemm_cfg *c, uint64_t seed, gemm_result *re
         }
         free(fa);
         /* sampled rows: every row of a plain call must still be written (a wrapped address
-         * would leave rows unwritten that no sample hits) */
-        for (int64_t i = 0; full_scan && i < L * M; ++i)
+         * would leave rows unwritten that no sample hits), and every row's padding past N
+         * untouched (a store past N lands in rows no sample hits just as well) */
+        for (int64_t i = 0; full_scan && i < L * M; ++i) {
             for (int64_t n = 0; n < N; ++n)
                 if (is_poison(hd, dt, i * ldd + n)) ++res->unwritten;
+            for (int64_t n = N; n < ldd; ++n)
+                if (!is_poison(hd, dt, i * ldd + n) && res->bad++ == 0)
+                    snprintf(res->first_bad, sizeof res->first_bad,
+                             "padding d[%lld, %lld, %lld] written (%.8g; a row not sampled)",
+                             (long long)(i / M), (long long)(i % M), (long long)n,
+                             load_el(hd, dt, i * ldd + n));
+        }
     } else {
         /* a refused call must leave d untouched */
         for (int64_t i = 0; i < d_el; ++i)
