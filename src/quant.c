@@ -473,7 +473,8 @@ ptxq_status ptxq_dequantize_fp8(ptxq_context *ctx, const ptxq_tensor *q, uint64_
     uint64_t qd = q->data, yd = y->data, sd = scale;
     uint32_t n16 = (uint32_t)(n / 16), e5m2 = q->dtype == PTXQ_E5M2;
     void *params[] = {&qd, &yd, &sd, &n16, &e5m2};
-    uint64_t groups_per_cta = 2 * (uint64_t)k->entry->threads; /* two groups a thread a trip */
+    /* groups of 16 codes: a thread takes 32 codes a trip (four units of 8) */
+    uint64_t groups_per_cta = 2 * (uint64_t)k->entry->threads;
     uint64_t work = (n16 + groups_per_cta - 1) / groups_per_cta;
     uint64_t resident = (uint64_t)ctx->info.sm_count * (uint64_t)k->ctas_per_sm;
     unsigned grid = (unsigned)(work < resident ? work : resident);

@@ -1,5 +1,6 @@
 /* test_sass.c -- the SASS histogram on hand-written text (runs everywhere), then every embedded
- * "quant" cubin disassembled with nvdisasm: 128-bit global loads present, no local memory, and on
+ * "quant" cubin disassembled with nvdisasm: 128-bit global loads present (the dequantizer: 64-bit
+ * loads (and the scale's 32-bit one) and 128-bit stores only), no local memory, and on
  * sm_90a no tensor-core MMA. Without nvdisasm the cubin tests are skipped, visibly, with the reason.
  * The control-bit reader (sass_ctrl.h) on literal words and synthetic code everywhere, and against
  * nvdisasm's listing of real cubins of each target where nvdisasm exists.
@@ -426,7 +427,17 @@ static int check_quant_kernel(const ptxq_kernel_info *k, const sass_hist *h) {
         print_error("%s %s: no instructions parsed\n", k->name, k->target);
         ++bad;
     }
-    if (h->ldg[SASS_W128] == 0) {
+    if (!strncmp(k->name, "dequant_", 8)) {
+        /* the dequantizer's units are 8 codes in, 16 bytes out (whole sectors a store
+         * instruction: ptx/dequant_fp8_bf16.ptx): 64-bit loads, 128-bit stores, nothing narrower */
+        if (h->ldg[SASS_W64] == 0 || h->stg[SASS_W128] == 0 ||
+            sass_ldg_total(h) != h->ldg[SASS_W64] + h->ldg[SASS_W32] ||
+            sass_stg_total(h) != h->stg[SASS_W128]) {
+            print_error("%s %s: %d 64-bit LDG of %d, %d 128-bit STG of %d\n", k->name, k->target,
+                        h->ldg[SASS_W64], sass_ldg_total(h), h->stg[SASS_W128], sass_stg_total(h));
+            ++bad;
+        }
+    } else if (h->ldg[SASS_W128] == 0) {
         print_error("%s %s: no 128-bit global load (LDG.*.128)\n", k->name, k->target);
         ++bad;
     }
