@@ -828,8 +828,9 @@ static int plan_workspace(const ptxq_gemm_desc *desc, gemm_plan *p) {
 }
 
 /* ---- MXFP8, dequantize path -------------------------------------------------------------------
- * A and B are decoded to dense BF16 copies in the front of the workspace (gemm_mx_dequant: one
- * thread per 32-code scale block, reading the operands and their scales in place), then the BF16
+ * A and B are decoded to dense BF16 copies in the front of the workspace (gemm_mx_dequant: 8
+ * codes a lane, lanes on consecutive quarters of the 32-code scale blocks, a thread one block's
+ * worth a trip, reading the operands and their scales in place), then the BF16
  * GEMM runs on the copies with unit scales, the call's alpha, beta, C, bias and grouping, and the
  * rest of the workspace for its own split. */
 typedef struct mx_call {
@@ -879,12 +880,21 @@ static int mx_dequant_plan(const ptxq_gemm_desc *desc, const ptxq_tensor *a, con
     x->b16 = ptxq_tensor_make(PTXQ_BF16, b->rank, b->shape, ws + abytes);
     const ptxq_gemm_args *g = &pm->args;
     int e5a = a->dtype == PTXQ_E5M2, e5b = b->dtype == PTXQ_E5M2;
-    x->qa = (ptxq_gemm_dq_args){a->data, g->sa, x->a16.data, pm->lda, pm->a_bs, g->sam, g->sa_bs,
-                                (uint32_t)pm->M, (uint32_t)nj, (uint32_t)(pm->L * pm->M * nj),
-                                (uint32_t)e5a};
-    x->qb = (ptxq_gemm_dq_args){b->data, g->sb, x->b16.data, pm->ldb, pm->b_bs, g->sbn, g->sb_bs,
-                                (uint32_t)pm->N, (uint32_t)nj, (uint32_t)(pm->Lb * pm->N * nj),
-                                (uint32_t)e5b};
+    x->qa = (ptxq_gemm_dq_args){.q = a->data, .s = g->sa, .y = x->a16.data, .q_rs = pm->lda,
+                                .q_bs = pm->a_bs, .s_rs = g->sam, .s_bs = g->sa_bs,
+                                .rows_b = (uint32_t)pm->M, .nj = (uint32_t)nj,
+                                .blocks = (uint32_t)(pm->L * pm->M * nj), .e5m2 = (uint32_t)e5a};
+    x->qb = (ptxq_gemm_dq_args){.q = b->data, .s = g->sb, .y = x->b16.data, .q_rs = pm->ldb,
+                                .q_bs = pm->b_bs, .s_rs = g->sbn, .s_bs = g->sb_bs,
+                                .rows_b = (uint32_t)pm->N, .nj = (uint32_t)nj,
+                                .blocks = (uint32_t)(pm->Lb * pm->N * nj), .e5m2 = (uint32_t)e5b};
+    /* the kernel divides a block index by nj and a row by rows_b with these (gen/gemm.py
+     * mx_dequant); both numerators are below 2^31 */
+    ptxq_gemm_dq_args *qs[2] = {&x->qa, &x->qb};
+    for (int i = 0; i < 2; ++i) {
+        ptxq_fast_div(qs[i]->nj ? qs[i]->nj : 1, &qs[i]->dv_nj, &qs[i]->sh_nj);
+        ptxq_fast_div(qs[i]->rows_b ? qs[i]->rows_b : 1, &qs[i]->dv_rb, &qs[i]->sh_rb);
+    }
     x->d16 = *desc;
     x->d16.scaling = PTXQ_GEMM_SCALE_TENSOR;
     x->d16.a_scale = x->d16.b_scale = NULL;

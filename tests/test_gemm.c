@@ -2039,8 +2039,12 @@ static void test_gemm_sass(void **state) {
                         h.preexit);
             ++bad;
         }
-        if (!strcmp(k.name, "gemm_mx_dequant")) { /* streaming: 16-byte loads and stores only */
-            if (h.ldg[SASS_W128] < 2 || h.stg[SASS_W128] < 4 || h.mma) ++bad;
+        if (!strcmp(k.name, "gemm_mx_dequant")) {
+            /* streaming, 8 codes a lane (gen/gemm.py mx_dequant): 8-byte code loads and byte
+             * scale loads, 16-byte stores only, 4 units a trip */
+            if (h.ldg[SASS_W64] < 4 || h.stg[SASS_W128] < 4 || h.stg[SASS_W128] != sass_stg_total(&h) ||
+                h.ldg[SASS_W64] + h.ldg[SASS_W8] != sass_ldg_total(&h) || h.mma)
+                ++bad;
             continue;
         }
         /* the three-warpgroup kernels have no split-K (src/gemm.c refuses it) */
