@@ -841,20 +841,23 @@ typedef struct mx_call {
     size_t bytes;                 /* workspace taken by the copies (each 256-byte aligned) */
 } mx_call;
 
-/* AUTO's pick: dequantize when 2 x (bytes the decode passes move) / BW + flops / R_BF16 is below
+/* AUTO's pick: dequantize when (bytes the decode passes move) / BW + flops / R_BF16 is below
  * flops / R_MX, i.e. when the promote path's slower MMA costs more than the decode passes. Each
- * decoded element moves 3 bytes + 1/32 (FP8 in, BF16 out, its scale). Rates measured on an H100
- * (bench/RESULTS.md, 2026-11-23): 4096 x 7168 x 16384 promote 339 TFLOPS, dequantize 620 (the
- * BF16 GEMM alone 813 at 8192^3). The factor 2 on the decode is fitted to the measured crossover
- * at N = 7168 (the BF16 GEMM also loses more than the promote path at small M): M = 256 promote
- * 283 vs 176 TFLOPS, M = 512 promote 301 vs 285, M = 1024 (K 7168) dequantize 383 vs 336. */
-static const double MX_RATE_PROMOTE = 340e12, MX_RATE_BF16 = 800e12, MX_DQ_BW = 2.9e12;
+ * decoded element moves 3 bytes + 1/32 (FP8 in, BF16 out, its scale). Fitted to an H100's
+ * timings of both paths in one process (bench/RESULTS.md, forty-third session, after the decoder
+ * went to whole-sector stores), N = 7168 unless noted, ms promote / dequantize:
+ * M = 256 K 16384 0.193 / 0.235, 384 0.379 / 0.314, 512 0.381 / 0.309, 768 0.560 / 0.386;
+ * 512 x 7168 x 7168 0.170 / 0.143; 256 x 24576 x 1536 0.067 / 0.085; 4096 x 7168 x 16384
+ * dequantize 1.330. BW is an effective rate (the two decode launches' time with their starts
+ * and tails over the bytes), not the decoder's streaming rate (89-92% of a 2.9 TB/s copy); the
+ * promote kernels ran at 238-322 TFLOPS on these shapes. */
+static const double MX_RATE_PROMOTE = 310e12, MX_RATE_BF16 = 870e12, MX_DQ_BW = 2.2e12;
 
 static int mx_prefers_dequant(const gemm_plan *p) {
     double flops = 2.0 * (double)p->L * (double)p->M * (double)p->N * (double)p->K;
     double bytes = ((double)p->L * (double)p->M + (double)p->Lb * (double)p->N) * (double)p->K *
                    (3.0 + 1.0 / 32.0);
-    return 2.0 * bytes / MX_DQ_BW + flops / MX_RATE_BF16 < flops / MX_RATE_PROMOTE;
+    return bytes / MX_DQ_BW + flops / MX_RATE_BF16 < flops / MX_RATE_PROMOTE;
 }
 
 static size_t align256(size_t x) { return (x + 255) / 256 * 256; }
