@@ -18,9 +18,10 @@ cost model fitted to measurements (mx_prefers_dequant; desc.mx_path forces one):
               BLOCK's promotion work). CUDA-core bound: 339 TFLOPS at 4096 x 7168 x 16384 (H100).
   dequantize  gemm_mx_dequant (below) decodes A and B to BF16 in the caller's workspace (exact:
               E4M3 x 2^e fits BF16), then the BF16 GEMM (a_type bf16: direct_kblock) runs at the
-              BF16 MMA rate: 620 TFLOPS on the same shape, decode passes included (1.83x). It
-              costs 3 bytes of traffic per operand element, so below a few hundred rows of M
-              (N = 7168: between 512 and 1024) the promote path is faster and AUTO keeps it.
+              BF16 MMA rate: 723 TFLOPS on the same shape, decode passes included (2.1x; 620
+              before the decoder's whole-sector stores, forty-third session). It costs 3 bytes of
+              traffic per operand element, so below a few hundred rows of M (N = 7168, K 16384:
+              between 256 and 384) the promote path is faster and AUTO keeps it.
 Decoding inside the GEMM's own loop instead (FP8 smem -> BF16 registers for wgmma's A, B still
 from smem) would need B in BF16 in shared memory, i.e. a decode pass over every B tile per CTA:
 not built.
@@ -2275,7 +2276,8 @@ def mx_dequant(name, p, target):
     a thread per block (two 16-byte loads, four 16-byte stores 64 bytes apart) left every
     instruction touching each 32-byte sector by half: a lane-consecutive layout measured 72 ->
     89-91% of the copy in ptx/dequant_fp8_bf16.ptx (H100, forty-third session).
-    Block t (< `blocks` = rows x K/32 < 2^31, so no u32 index wraps) is row r = t / nj, column
+    Block t (< `blocks` = rows x K/32 < 2^30: the runtime refuses more, as the unit index
+    4t + part and the store offset's factor are u32) is row r = t / nj, column
     j; row r = batch * rows_b + m reads q at batch * q_bs + m * q_rs + 32j and its scale at
     batch * s_bs + m * s_rs + j (bytes), so any batched or padded layout the MX GEMM accepts is
     read in place. The two divisions are the runtime's multiply-shift (src/gemm.c

@@ -868,12 +868,14 @@ static int mx_dequant_plan(const ptxq_gemm_desc *desc, const ptxq_tensor *a, con
     /* without a workspace (ptxq_gemm_workspace_size) the copies get a stand-in address: the
      * plan is only measured then, never launched */
     uint64_t ws = desc->workspace ? desc->workspace : 256;
-    /* the decode kernel counts blocks in 32 bits (grid-stride: below 2^31 so that the index
-     * cannot wrap); L * M and Lb * N are below 2^62 (each factor below 2^31), so dividing first
-     * keeps every product in range */
-    int64_t nj = pm->K / 32, lim = (int64_t)1 << 31;
+    /* the decode kernel counts blocks in 32 bits and a lane's unit 4 x block + part too (its
+     * store offset: gen/gemm.py mx_dequant), so at most 2^30 blocks an operand (found by review:
+     * from 2^30 on the unit index wrapped and the copy's front was overwritten; the grid-stride
+     * index stays below 2^31); L * M and Lb * N are below 2^62 (each factor below 2^31), so
+     * dividing first keeps every product in range */
+    int64_t nj = pm->K / 32, lim = (int64_t)1 << 30;
     if (pm->L * pm->M > lim / nj || pm->Lb * pm->N > lim / nj)
-        return ptxq_fail(PTXQ_ERR_SHAPE, "gemm: MX dequantize path: 2^31 or more scale blocks in "
+        return ptxq_fail(PTXQ_ERR_SHAPE, "gemm: MX dequantize path: more than 2^30 scale blocks in "
                          "an operand (use mx_path PROMOTE)");
     size_t abytes = align256((size_t)(pm->L * pm->M * pm->K * 2));
     size_t bbytes = align256((size_t)(pm->Lb * pm->N * pm->K * 2));

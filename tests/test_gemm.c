@@ -587,6 +587,20 @@ static void test_validate_bf16_mx_path(void **state) {
     assert_true(ws < copies);
     v.desc.mx_path = (ptxq_gemm_mx_path)3;
     assert_int_equal(vrun(&v), PTXQ_ERR_INVALID_ARGUMENT);
+    /* the decoder's limit: at most 2^30 scale blocks an operand (its unit index is 32-bit; a
+     * review found the copy's front overwritten from 2^30 on); forced DEQUANTIZE past it is
+     * refused, AUTO promotes */
+    for (int over = 0; over < 2; ++over) {
+        int64_t K = (int64_t)1 << 20, M = ((int64_t)1 << 30) / (K / 32) + over;
+        vcase_make(&v, PTXQ_GEMM_SCALE_MX, M, 256, K);
+        v.a.data = (uint64_t)1 << 40, v.b.data = (uint64_t)1 << 41, v.d.data = (uint64_t)1 << 42;
+        v.desc.mx_path = PTXQ_GEMM_MX_DEQUANTIZE;
+        assert_int_equal(ptxq_gemm_workspace_size(&v.desc, &v.a, &v.b, &v.d, &ws),
+                         over ? PTXQ_ERR_SHAPE : PTXQ_OK);
+        v.desc.mx_path = PTXQ_GEMM_MX_AUTO;
+        assert_int_equal(ptxq_gemm_workspace_size(&v.desc, &v.a, &v.b, &v.d, &ws), PTXQ_OK);
+        if (over) assert_true(ws < (size_t)M * (size_t)K * 2); /* promotes: no copies */
+    }
     /* AUTO with a misaligned workspace where it promotes anyway: refused all the same (a
      * workspace given must be aligned whatever the plan, so that the answer does not depend on
      * the shape or the device; accepted until a review) */
