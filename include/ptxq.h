@@ -260,7 +260,7 @@ ptxq_status ptxq_quant_scale_shape(const ptxq_quant_desc *desc, const ptxq_tenso
                                    ptxq_tensor *scale, size_t *bytes);
 /* The inverse of FP8_TENSOR: y = decode(q) * scale[0] as BF16 (f32 product, RNE), where q is
  * E4M3 or E5M2 and scale a device float* (what FP8_TENSOR writes). q and y contiguous, same shape,
- * 16-byte aligned, element count a multiple of 16 and below 2^35. The kernel is hand-written:
+ * 16-byte aligned, element count a multiple of 16 and below 2^34. The kernel is hand-written:
  * ptx/dequant_fp8_bf16.ptx. */
 ptxq_status ptxq_dequantize_fp8(ptxq_context *ctx, const ptxq_tensor *q, uint64_t scale,
                                 const ptxq_tensor *y, void *stream);

@@ -197,6 +197,15 @@ static int plan_quant(const ptxq_quant_desc *d, const ptxq_tensor *x, const ptxq
         if (p->sf_bytes > 0xFFFFFFFFull)
             return ptxq_fail(PTXQ_ERR_SHAPE, "quantize: 128x4 scales of %zu bytes; at most 2^32 - 1",
                              p->sf_bytes);
+        /* the padding stores walk (row groups + block groups) x 512 bytes with a 32-bit index
+         * that grid-strides past the end, by fewer than 2^24 threads (gen/quant.py
+         * sf128_padding; found by review: one row of K near 2^30 made the walk 2^32, which
+         * wrapped to no padding stores at all) */
+        int64_t walk = (ceil_div(p->rows, 128) + ceil_div(p->nk, 4)) * 512;
+        if (walk > ((int64_t)1 << 32) - ((int64_t)1 << 24))
+            return ptxq_fail(PTXQ_ERR_SHAPE, "quantize: 128x4 scales with %lld row groups and %lld "
+                             "block groups; their sum times 512 must stay within 2^32 - 2^24",
+                             (long long)ceil_div(p->rows, 128), (long long)ceil_div(p->nk, 4));
         if (s->rank != 1 || s->stride[0] != 1 || (size_t)s->shape[0] < p->sf_bytes)
             return ptxq_fail(PTXQ_ERR_SCALE_SHAPE, "quantize: 128x4 scales need a contiguous rank-1 "
                              "tensor of at least %zu bytes", p->sf_bytes);
@@ -447,8 +456,11 @@ ptxq_status ptxq_dequantize_fp8_validate(const ptxq_tensor *q, uint64_t scale, c
                              i, (long long)q->shape[i], i, (long long)y->shape[i]);
         n *= q->shape[i];
     }
-    if (n % 16 || n / 16 >= ((int64_t)1 << 31))
-        return ptxq_fail(PTXQ_ERR_SHAPE, "dequantize: %lld elements; a multiple of 16 below 2^35 "
+    /* the kernel counts units of 8 codes in 32 bits and grid-strides past the last one: below
+     * 2^31 units (2^34 elements) no index wraps (found by review: near 2^35 they wrapped and the
+     * loop restarted, when the kernel's units were 16 codes and the limit 2^35) */
+    if (n % 16 || n / 8 >= ((int64_t)1 << 31))
+        return ptxq_fail(PTXQ_ERR_SHAPE, "dequantize: %lld elements; a multiple of 16 below 2^34 "
                          "expected", (long long)n);
     if (!is_dense(q) || !is_dense(y))
         return ptxq_fail(PTXQ_ERR_STRIDE, "dequantize: q and y must be contiguous");

@@ -2057,8 +2057,12 @@ static void test_gemm_sass(void **state) {
             /* streaming, 8 codes a lane (gen/gemm.py mx_dequant): 8-byte code loads and byte
              * scale loads, 16-byte stores only, 4 units a trip */
             if (h.ldg[SASS_W64] < 4 || h.stg[SASS_W128] < 4 || h.stg[SASS_W128] != sass_stg_total(&h) ||
-                h.ldg[SASS_W64] + h.ldg[SASS_W8] != sass_ldg_total(&h) || h.mma)
+                h.ldg[SASS_W64] + h.ldg[SASS_W8] != sass_ldg_total(&h) || h.mma) {
+                print_error("%s %s: %d 8-byte and %d byte LDG of %d, %d 16-byte STG of %d, %d MMA\n",
+                            k.name, k.target, h.ldg[SASS_W64], h.ldg[SASS_W8], sass_ldg_total(&h),
+                            h.stg[SASS_W128], sass_stg_total(&h), h.mma);
                 ++bad;
+            }
             continue;
         }
         /* the three-warpgroup kernels have no split-K (src/gemm.c refuses it) */

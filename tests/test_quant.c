@@ -603,10 +603,11 @@ static void test_dequant(void **state) {
     (void)state;
     if (no_gpu()) skip();
     ptxq_dtype fmts[2] = {PTXQ_E4M3, PTXQ_E5M2};
-    int64_t shapes[2][2] = {{37, 48}, {1000, 4096}};
+    /* 4096 x 16384: 2^23 units of 8 codes, several trips for every thread of the grid */
+    int64_t shapes[3][2] = {{37, 48}, {1000, 4096}, {4096, 16384}};
     rng64 g = {g_test.seed++};
     for (int f = 0; f < 2; ++f)
-        for (int sh = 0; sh < 2; ++sh) {
+        for (int sh = 0; sh < 3; ++sh) {
             int64_t n = shapes[sh][0] * shapes[sh][1], one = 1;
             uint16_t *hx = malloc((size_t)n * 2), *hy = malloc((size_t)n * 2 + 64);
             uint8_t *hq = malloc((size_t)n);

@@ -260,7 +260,12 @@ static void test_validate_quant(void **state) {
     c.s.shape[0] = (int64_t)1 << 32;
     expect(c, PTXQ_ERR_SHAPE, "128x4 scales of 2^32 bytes");
     c.x.shape[1] = c.q.shape[1] = c.x.stride[0] = c.q.stride[0] = ((int64_t)1 << 30) - 128;
-    expect(c, PTXQ_OK, "128x4 scales of 2^32 - 512 bytes");
+    c.s.shape[0] = ((int64_t)1 << 32) - 512;
+    /* within 2^32 bytes, but the padding walk (1 + 2^23 - 1 groups of 512 bytes) is 2^32 */
+    expect(c, PTXQ_ERR_SHAPE, "128x4 scales of 2^32 - 512 bytes, walk 2^32");
+    c.x.shape[1] = c.q.shape[1] = c.x.stride[0] = c.q.stride[0] =
+        ((int64_t)1 << 30) - ((int64_t)1 << 22) - 128;
+    expect(c, PTXQ_OK, "128x4 scales of 2^32 - 2^24 - 512 bytes, walk 2^32 - 2^24");
     c = good_mx();
     c.d.scale_layout = PTXQ_SCALE_128x4;
     c.s = ptxq_tensor_make(PTXQ_UE8M0, 1, &sfb, 0x30000);
@@ -316,6 +321,28 @@ static void test_validate_quant(void **state) {
     c.d.block = 64;
     expect(c, PTXQ_ERR_SCALE_SHAPE, "int8 block 64, scale 5 columns");
     c.s.shape[1] = 4; expect(c, PTXQ_OK, "int8 block 64");
+
+    /* 128x4 scales: the padding walk's 32-bit index (gen/quant.py sf128_padding) bounds
+     * (row groups + block groups) x 512 to 2^32 - 2^24, by rows or by blocks: refused one
+     * group past it, accepted at it */
+    int64_t walks[4][2] = {{1, ((int64_t)1 << 30) - ((int64_t)1 << 22)},
+                           {((int64_t)1 << 30) - ((int64_t)1 << 22), 32},
+                           {1, ((int64_t)1 << 30) - ((int64_t)1 << 22) - 128},
+                           {((int64_t)1 << 30) - ((int64_t)1 << 22) - 128, 32}};
+    for (int i = 0; i < 4; ++i) {
+        ptxq_quant_desc d;
+        memset(&d, 0, sizeof d);
+        d.mode = PTXQ_QUANT_MXFP8;
+        d.out_dtype = PTXQ_E4M3;
+        d.scale_layout = PTXQ_SCALE_128x4;
+        ptxq_tensor x = ptxq_tensor_make(PTXQ_BF16, 2, walks[i], (uint64_t)1 << 40);
+        ptxq_tensor q = ptxq_tensor_make(PTXQ_E4M3, 2, walks[i], (uint64_t)1 << 42);
+        ptxq_tensor sc;
+        size_t bytes = 0;
+        assert_int_equal(ptxq_quant_scale_shape(&d, &x, &sc, &bytes), PTXQ_OK);
+        sc.data = (uint64_t)1 << 43;
+        assert_int_equal(ptxq_quant_validate(&d, &x, &q, &sc), i < 2 ? PTXQ_ERR_SHAPE : PTXQ_OK);
+    }
 }
 
 /* The kernels' divisions by runtime magic numbers against b / d (CPU only), both forms: the
@@ -424,6 +451,15 @@ static void test_validate_dequant(void **state) {
     ptxq_tensor q2 = ptxq_tensor_make(PTXQ_E5M2, 2, odd, 0x1000), y2 = ptxq_tensor_make(PTXQ_BF16, 2, odd, 0x8000);
     assert_int_equal(ptxq_dequantize_fp8_validate(&q2, 0x100, &y2), PTXQ_ERR_SHAPE);
     assert_true(strlen(ptxq_last_error()) > 10);
+    /* the size limit: below 2^34 elements (the kernel's 8-code unit index is 32-bit) */
+    int64_t big[2] = {(int64_t)1 << 20, ((int64_t)1 << 14) - 16};
+    q2 = ptxq_tensor_make(PTXQ_E4M3, 2, big, (uint64_t)1 << 40);
+    y2 = ptxq_tensor_make(PTXQ_BF16, 2, big, (uint64_t)1 << 42);
+    assert_int_equal(ptxq_dequantize_fp8_validate(&q2, 0x100, &y2), PTXQ_OK);
+    big[1] = (int64_t)1 << 14;
+    q2 = ptxq_tensor_make(PTXQ_E4M3, 2, big, (uint64_t)1 << 40);
+    y2 = ptxq_tensor_make(PTXQ_BF16, 2, big, (uint64_t)1 << 42);
+    assert_int_equal(ptxq_dequantize_fp8_validate(&q2, 0x100, &y2), PTXQ_ERR_SHAPE);
     /* the hand-written kernel is in the registry, described like the generated ones */
     ptxq_kernel_info k;
     assert_int_equal(ptxq_kernel_find("dequant_fp8_bf16", "sm_90a", &k), PTXQ_OK);
