@@ -465,16 +465,7 @@ class G:
         return load_arg(self.k, self.off, name)
 
     def fdiv(self, q, n, dv, sh):
-        """q = n / d for n < 2^31 by the runtime's multiplier and shift of d (src/gemm.c
-        gemm_divisors): q = (mulhi(n, dv) + n) >> sh. NOTE: div.u32 by a register is ~15 SASS
-        instructions through MUFU.RCP and conversions; the tile coordinates' three of them took
-        ~0.45 us before the producer's first TMA of every call (timeline stamps, H100,
-        2026-11-26, branch exp/gemm-stamps) and sit at every tile start of the consumers."""
-        k = self.k
-        t = k.reg(".b32", "t_fdiv")
-        k(f"mul.hi.u32 {t}, {n}, {dv}")
-        k(f"add.u32 {t}, {t}, {n}")
-        k(f"shr.b32 {q}, {t}, {sh}")
+        fast_div(self.k, q, n, dv, sh)
 
     # ---- tile order ---------------------------------------------------------------------------
     def consumer_tile_end(self, acc, s_ab, tile, m0, n0, mr0, mr1, pr0, pr1, t4):
@@ -2257,6 +2248,18 @@ class G:
 
 
 # ---- MXFP8 -> BF16 (the dequantize path of MX GEMMs) ----------------------------------------------
+def fast_div(k, q, n, dv, sh):
+    """q = n / d for n < 2^31 by the runtime's multiplier and shift of d (src/gemm.c
+    ptxq_fast_div): q = (mulhi(n, dv) + n) >> sh. NOTE: div.u32 by a register is ~15 SASS
+    instructions through MUFU.RCP and conversions; the tile coordinates' three of them took
+    ~0.45 us before the producer's first TMA of every call (timeline stamps, H100, 2026-11-26,
+    branch exp/gemm-stamps) and sit at every tile start of the consumers."""
+    t = k.reg(".b32", "t_fdiv")
+    k(f"mul.hi.u32 {t}, {n}, {dv}")
+    k(f"add.u32 {t}, {t}, {n}")
+    k(f"shr.b32 {q}, {t}, {sh}")
+
+
 DQ_THREADS = 256
 DQ_ARGS = [
     ("u64", "q"), ("u64", "s"), ("u64", "y"), ("u64", "q_rs"), ("u64", "q_bs"),
@@ -2307,11 +2310,6 @@ def mx_dequant(name, p, target):
     out = k.regs(".b32", "out", 4)
     hlo, hhi, lo, hi = k.reg(".b16", "hlo"), k.reg(".b16", "hhi"), k.reg(".f32", "lo"), k.reg(".f32", "hi")
 
-    def fdiv(q, n, dv, sh):
-        k(f"mul.hi.u32 {tmp}, {n}, {dv}")
-        k(f"add.u32 {tmp}, {tmp}, {n}")
-        k(f"shr.b32 {q}, {tmp}, {sh}")
-
     k(f"setp.ne.u32 {p5}, %a_e5m2, 0")
     k.comment("thread -> (first block, part): block 8 * (global warp) + lane / 4, part lane % 4")
     k(f"mov.u32 {t0}, %ctaid.x")
@@ -2334,10 +2332,10 @@ def mx_dequant(name, p, target):
         else:
             k(f"add.u32 {tb[u]}, {tb[u - 1]}, {bstep}")
         k(f"setp.lt.u32 {pu[u]}, {tb[u]}, %a_blocks")
-        fdiv(row, tb[u], "%a_dv_nj", "%a_sh_nj")
+        fast_div(k, row, tb[u], "%a_dv_nj", "%a_sh_nj")
         k(f"mul.lo.u32 {tmp}, {row}, %a_nj")
         k(f"sub.u32 {j}, {tb[u]}, {tmp}")
-        fdiv(bat, row, "%a_dv_rb", "%a_sh_rb")
+        fast_div(k, bat, row, "%a_dv_rb", "%a_sh_rb")
         k(f"mul.lo.u32 {tmp}, {bat}, %a_rows_b")
         k(f"sub.u32 {m}, {row}, {tmp}")
         k(f"cvt.u64.u32 {w}, {bat}")
