@@ -111,6 +111,15 @@ requests a 512-byte instruction); the bulk store writes whole 128-byte lines. Th
 for plain BF16 D (no C, bias or groups; 16-byte aligned rows, N a multiple of 8), where TMA's own
 clipping at M and N is the only masking needed (a TMA store clips at N only to the 16-byte chunk:
 with N * 2 bytes not a multiple of 16 it wrote zeros into the rows' padding, src/gemm.c). They cost one ring stage (BN 128: 6 stages, 160: 5, 192: 4).
+Their "_tsg" twins (suffix _tsg; every "_ts" kernel but the "_m192" ones) take BF16 or F16 D with
+a bias and groups: the bias is added while staging, and a consumer warpgroup whose 64 rows are not
+all the tile's (masked rows past the batch's count, contiguous padding or another group's rows)
+writes the rows it owns from the staging buffer with 16-byte stores (store_rows) instead of the
+bulk store. Grouped block-scaled MoE GEMMs on an H100 (bench gemm --moe, 2026-11-28): contiguous
+1209-1256 TFLOPS against 589-870 with the register stores, masked (decode) 696-859 against
+490-747 (one shape of six 6% slower: G 1, 764 rows x 4096 x 7168, where the register path's width
+is 128). The code is in twins, not in the "_ts" kernels, because it moved their K loop (see
+epilogue_tma).
 
 Epilogue: flags (ptxq_gemm_args.flags, set by src/gemm.c) select the output type (bits 0-1: bf16,
 f16, f32), the bias (bits 2-3: none, bf16, f32), C (bit 4), the grouping (bits 5-6: none, masked,
@@ -327,9 +336,10 @@ def geometry(bn, ts=False, mx=False, sc=False, sm=False, cw=2):
     return stage, stages, smem
 
 
-def kernel_name(mode, bn, cluster=1, pipe="", ab=("e4m3", "e4m3"), ts=False, sm=False, cw=2):
+def kernel_name(mode, bn, cluster=1, pipe="", ab=("e4m3", "e4m3"), ts=False, sm=False, cw=2, tg=False):
     return (f"gemm_{ab[0]}_{ab[1]}_{mode}" + (f"_m{64 * cw}" if cw != 2 else "") + f"_n{bn}{pipe}" +
-            ("_ts" if ts else "") + ("_sm" if sm else "") + ("_c2" if cluster == 2 else ""))
+            ("_tsg" if tg else "_ts" if ts else "") + ("_sm" if sm else "") +
+            ("_c2" if cluster == 2 else ""))
 
 
 def default_pipe(mode, bn):
@@ -378,10 +388,12 @@ def variants():
                          "smem": smem, "threads": THREADS, "cluster": cl}))
             if bn in TS_WIDTHS + (256,):
                 stage, stages, smem = geometry(bn, True)
-                res.append((kernel_name("tensor", bn, cl, "", BF16, True),
-                            {"mode": "tensor", "a_type": "bf16", "b_type": "bf16", "tile_m": BM,
-                             "tile_n": bn, "tile_k": BK, "stages": stages, "stage_bytes": stage,
-                             "smem": smem, "threads": THREADS, "cluster": cl, "store": "tma"}))
+                for tg in (False, True):
+                    res.append((kernel_name("tensor", bn, cl, "", BF16, True, tg=tg),
+                                {"mode": "tensor", "a_type": "bf16", "b_type": "bf16", "tile_m": BM,
+                                 "tile_n": bn, "tile_k": BK, "stages": stages, "stage_bytes": stage,
+                                 "smem": smem, "threads": THREADS, "cluster": cl,
+                                 "store": "tma_general" if tg else "tma"}))
     res.append(("gemm_mx_dequant", {"kind": "mx_dequant", "threads": DQ_THREADS}))
     # M192: three consumer warpgroups, tile 192 x 128, TMA store (BLOCK: scales by TMA)
     for mode in M192_MODES:
@@ -401,14 +413,16 @@ def variants():
             for cl in CLUSTERS:
                 for sm in ((False, True) if staged_scales(mode, pipe) else (False,)):
                     stage, stages, smem = geometry(bn, True, mode == "mx", staged_scales(mode, pipe), sm)
-                    prm = {"mode": mode, "a_type": ab[0], "b_type": ab[1], "tile_m": BM,
-                           "tile_n": bn, "tile_k": BK, "stages": stages, "stage_bytes": stage,
-                           "smem": smem, "threads": THREADS, "cluster": cl, "store": "tma"}
-                    if pipe:
-                        prm["pipe"] = pipe
-                    if sm:
-                        prm["scales"] = "tma"
-                    res.append((kernel_name(mode, bn, cl, pipe, ab, True, sm), prm))
+                    for tg in (False, True):
+                        prm = {"mode": mode, "a_type": ab[0], "b_type": ab[1], "tile_m": BM,
+                               "tile_n": bn, "tile_k": BK, "stages": stages, "stage_bytes": stage,
+                               "smem": smem, "threads": THREADS, "cluster": cl,
+                               "store": "tma_general" if tg else "tma"}
+                        if pipe:
+                            prm["pipe"] = pipe
+                        if sm:
+                            prm["scales"] = "tma"
+                        res.append((kernel_name(mode, bn, cl, pipe, ab, True, sm, tg=tg), prm))
     return res
 
 
@@ -433,7 +447,9 @@ class G:
         self.direct = self.ab[0] == "bf16" or p.get("accum") == "fast"
         assert p.get("accum") != "fast" or self.mode == "tensor", \
             "accum=fast: per-tensor scaling only (the direct consumer applies no per-block scales)"
-        self.ts = p.get("store") == "tma"
+        self.ts = p.get("store") in ("tma", "tma_general")
+        # tg ("_tsg"): the TMA-store epilogue for bias, F16 D and groups (epilogue_tma)
+        self.tg = p.get("store") == "tma_general"
         # cw consumer warpgroups of 64 rows each: the tile is 64 * cw rows (M192_NOTE)
         self.cw = p.get("cw", 2)
         self.bm = 64 * self.cw
@@ -2044,14 +2060,25 @@ class G:
             k(f"@{p} ld.global.nc.f32 {sc[e]}, [%sb_q]")
 
     def epilogue_tma(self, acc, m0, n0, scaled, v0, v1, h, sc):
-        """TMA-store epilogue (runtime guarantees: plain BF16 D, no C / bias / groups, 16-byte
-        aligned rows, N a multiple of 8: the store clips at N only to the 16-byte chunk). Staging of this warpgroup: BN/64 slabs of 64 rows x 128 bytes, 128B
+        """TMA-store epilogue (runtime guarantees: BF16 D, or with tg F16, no C, 16-byte aligned
+        rows, N a multiple of 8: the store clips at N only to the 16-byte chunk; "_ts": no bias
+        or groups either). Staging of this warpgroup: BN/64 slabs of 64 rows x 128 bytes, 128B
         swizzle (16-byte chunk c of row r at chunk c ^ (r % 8), the layout the D map's
         SWIZZLE_128B reads). A thread's pair (row, 8q + 2t) lands in chunk q % 8 of slab q / 8 at
         byte 4t; the 8 rows of a warp's store differ in r % 8, so its 32 words hit 32 banks.
         BN 160 (not a multiple of 64): 5 slabs of 64 rows x 64 bytes, 64B swizzle (chunk c of row
         r at c ^ ((r / 2) % 4), the D map's SWIZZLE_64B with a 32-column box); a warp's 8 rows are
-        then 4 pairs 64 bytes apart, each pair in its own chunk order: again 32 banks."""
+        then 4 pairs 64 bytes apart, each pair in its own chunk order: again 32 banks.
+        tg ("_tsg" kernels: bias, F16 D, groups): the bias is added while staging (ts_stage_general),
+        and since a TMA store clips only at M and N, rows a group does not own (masked: at or past
+        the batch's count; contiguous: another group's or padding) must not reach it: the
+        warpgroup votes (bar.red.and) whether all its rows below M are the tile's; if so one
+        thread issues the bulk stores, else the 128 threads copy the staged rows they may write
+        with 16-byte stores (store_rows).
+        NOTE: the "_ts" kernels keep the epilogue without these: in them the extra code moved
+        ptxas's K loop (block n192_ts_sm 182 -> 189 SASS instructions a K block; H100, ncu at
+        locked clock, 2026-11-28: block 4096 x 7168 x 16384 +1.4% active cycles, row 8192^3
+        +0.8%; at boost block -2%, per-tensor -1%)."""
         k = self.k
         bn, nq = self.bn, self.bn // 8
         assert bn % 32 == 0, "TMA-store staging: whole 32-column slabs (src/gemm.c: D box 32 wide if BN % 64)"
@@ -2072,6 +2099,10 @@ class G:
         k(f"mad.lo.u32 {stg}, {cwg}, {64 * bn * 2}, %smem")
         k(f"add.u32 {stg}, {stg}, {stg_off}")
         k(f"add.u32 {bid}, {cwg}, 2")
+        if self.tg:
+            mrow = k.reg(".b32", "ts_m")
+            k(f"mad.lo.u32 {mrow}, {cwg}, 64, {m0}")
+            pok = self.ts_row_vote(t, mrow)
         k.comment("NOTE: the previous tile's bulk store may still read the staging buffer: its issuing\n"
                   "thread waits for the read (a no-op elsewhere), then the warpgroup meets (named barrier\n"
                   "2 + wg, 128 threads) before anyone overwrites it")
@@ -2097,12 +2128,20 @@ class G:
             k(f"xor.b32 {tx}, {gx}, {c << 4}")
             k(f"add.u32 {xo[c]}, {thr}, {tx}")
         nrem = None
-        if self.mode == "row":
+        if self.mode == "row" or self.tg:
             nrem = k.reg(".b32", "ts_nrem")
             k.comment("NOTE: the TMA store clips D at N, but the column scales are plain loads: those of\n"
-                      "columns at or past N (the last column tile) are not read (ts_nrem = N - (n0 + 2t))")
+                      "columns at or past N (the last column tile) are not read (ts_nrem = N - (n0 + 2t))"
+                      + ("; the bias likewise" if self.tg else ""))
             k(f"mad.lo.u32 {nrem}, {t4}, 2, {n0}")
             k(f"sub.u32 {nrem}, %a_n, {nrem}")
+        if self.tg:
+            lab_gen, lab_staged = k.fresh("TS_GENERAL"), k.fresh("TS_STAGED")
+            tf, pg = k.reg(".b32", "ts_f"), k.reg(".pred", "p_ts_gen")
+            k.comment("bias or F16 D: the general staging loop")
+            k(f"and.b32 {tf}, %a_flags, {(3 << BIAS_SHIFT) | 3}")
+            k(f"setp.ne.u32 {pg}, {tf}, 0")
+            k(f"@{pg} bra.uni {lab_gen}")
         for q in range(nq):
             s_, c = q // cpr, q % cpr
             if self.mode == "row":
@@ -2112,18 +2151,32 @@ class G:
                 scaled(v1, 4 * q + 2 * r + 1, r, 1)
                 k(f"cvt.rn.bf16x2.f32 {h}, {v1}, {v0}")
                 k(f"st.shared.b32 [{xo[c]}+{s_ * slab + r * 8 * rowb}], {h}")
+        if self.tg:
+            k(f"bra.uni {lab_staged}")
+            k.label(lab_gen)
+            self.ts_stage_general(scaled, v0, v1, h, sc, xo, nrem, cpr, slab, rowb, n0, t4)
+            k.label(lab_staged)
         k.comment("generic-proxy writes -> visible to the copy engine, then the warpgroup meets")
         k("fence.proxy.async.shared::cta")
-        k(f"bar.sync {bid}, 128")
+        if self.tg:
+            k.comment("and votes: p_ts_all = every thread's row is the tile's (or past M, where TMA clips)")
+            pall, lab_rows = k.reg(".pred", "p_ts_all"), k.fresh("TS_ROWS")
+            k(f"bar.red.and.pred {pall}, {bid}, 128, {pok}")
+            k(f"@!{pall} bra.uni {lab_rows}")
+        else:
+            k(f"bar.sync {bid}, 128")
         pl, pm, p3 = k.reg(".pred", "p_ts_lead"), k.reg(".pred", "p_ts_rows"), k.reg(".pred", "p_ts_3d")
-        mrow, ncol, tt = k.reg(".b32", "ts_m"), k.reg(".b32", "ts_n"), k.reg(".b32", "ts_t")
+        mrow, ncol = k.reg(".b32", "ts_m"), k.reg(".b32", "ts_n")
+        # NOTE: tt must not be t in the tg kernels (store_rows reads t after the bulk stores)
+        tt = k.reg(".b32", "ts_f" if self.tg else "ts_t")
         lab = k.fresh("TS_STORED")
         k(f"and.b32 {tt}, {t}, 127")
         k(f"setp.eq.u32 {pl}, {tt}, 0")
         k(f"@!{pl} bra.uni {lab}")
         k.comment("one thread per warpgroup: its 64 rows, one box per slab; TMA clips rows >= M and\n"
                   "columns >= N (a slab wholly past N, or rows wholly past M, are not issued)")
-        k(f"mad.lo.u32 {mrow}, {cwg}, 64, {m0}")
+        if not self.tg:
+            k(f"mad.lo.u32 {mrow}, {cwg}, 64, {m0}")
         k(f"setp.lt.u32 {pm}, {mrow}, %a_m")
         k(f"@!{pm} bra.uni {lab}")
         k(f"and.b32 {tt}, %a_flags, {MAPS3D_BIT}")
@@ -2146,7 +2199,146 @@ class G:
                 k(f"bra.uni {labc}")
         k.label(labc)
         k("cp.async.bulk.commit_group")
+        if self.tg:
+            k(f"bra.uni {lab}")
+            k.label(lab_rows)
+            self.store_rows(t, mrow, n0, stg, cpr, slab, rowb, nslab, scols)
         k.label(lab)
+
+    def ts_row_valid(self, p, row, gv, pc):
+        """p = row `row` of this tile is written: below the row limit (M; masked: the batch's
+        count) and, for contiguous groups, of the tile's group (rows[row] == bb_c; loaded only
+        for rows below M). pc: the contiguous-grouping predicate; gv: a scratch register."""
+        k = self.k
+        pt = k.reg(".pred", "p_ts_rt")
+        k(f"setp.lt.u32 {p}, {row}, %mlim_c")
+        k(f"and.pred {pt}, {p}, {pc}")
+        k(f"mad.wide.u32 %t_ts_rows, {row}, 4, %a_rows")
+        k(f"@{pt} ld.global.nc.u32 {gv}, [%t_ts_rows]")
+        k(f"@{pt} setp.eq.and.u32 {p}, {gv}, %bb_c, {p}")
+
+    def ts_row_vote(self, t, mrow):
+        """This thread's vote for the bulk store: row mrow + (thread in warpgroup) / 2 (two threads a
+        row, so the 128 votes cover the warpgroup's 64 rows) is written, or lies at or past M
+        (TMA clips it). Always true without groups. The group id load is issued here, before the
+        staging, so that its latency hides behind it."""
+        k = self.k
+        k.reg(".b64", "t_ts_rows")
+        pc, pok = k.reg(".pred", "p_ts_contig"), k.reg(".pred", "p_ts_ok")
+        mc, gv = k.reg(".b32", "ts_vrow"), k.reg(".b32", "ts_vgrp")
+        k.comment("groups: does this warpgroup own all its rows below M? (the vote, after the staging)")
+        k(f"bfe.u32 {gv}, %a_flags, {GROUP_SHIFT}, 2")
+        k(f"setp.eq.u32 {pc}, {gv}, {GROUP_CONTIG}")
+        k(f"bfe.u32 {mc}, {t}, 1, 6")
+        k(f"add.u32 {mc}, {mc}, {mrow}")
+        self.ts_row_valid(pok, mc, gv, pc)
+        k(f"setp.ge.or.u32 {pok}, {mc}, %a_m, {pok}")
+        return pok
+
+    def ts_stage_general(self, scaled, v0, v1, h, sc, xo, nrem, cpr, slab, rowb, n0, t4):
+        """The staging loop with a bias (BF16 or F32, of B's batch: the group for grouped calls)
+        and BF16 or F16 output: v = scaled product + bias, rounded once, as the register path."""
+        k = self.k
+        pbb, pbf, pf16 = (k.reg(".pred", f"p_ts_{n}") for n in ("bb", "bf", "f16"))
+        tt = k.reg(".b32", "ts_f")
+        k(f"bfe.u32 {tt}, %a_flags, {BIAS_SHIFT}, 2")
+        k(f"setp.eq.u32 {pbb}, {tt}, 1")
+        k(f"setp.eq.u32 {pbf}, {tt}, 2")
+        k(f"and.b32 {tt}, %a_flags, 3")
+        k(f"setp.eq.u32 {pf16}, {tt}, {OUT_F16}")
+        bp, t64 = k.reg(".b64", "ts_bias"), k.reg(".b64", "ts_t64")
+        k.comment("bias of B's batch at column n0 + 2t (element size 2 or 4)")
+        col, esz = k.reg(".b32", "ts_bcol"), k.reg(".b32", "ts_besz")
+        k(f"mad.lo.u32 {col}, {t4}, 2, {n0}")
+        k(f"selp.u32 {esz}, 4, 2, {pbf}")
+        k(f"mul.wide.u32 {bp}, {col}, {esz}")
+        k(f"cvt.u64.u32 {t64}, %bb_c")
+        k(f"mad.lo.u64 {t64}, {t64}, %a_bias_bs, %a_bias")
+        k(f"add.u64 {bp}, {bp}, {t64}")
+        pc, pt = k.reg(".pred", "p_ts_bc"), k.reg(".pred", "p_ts_bt")
+        hb, bv = k.reg(".b16", "ts_hb"), [k.reg(".f32", f"ts_bv{e}") for e in (0, 1)]
+        k(f"mov.b16 {hb}, 0")
+        for q in range(self.bn // 8):
+            s_, c = q // cpr, q % cpr
+            if self.mode == "row":
+                self.row_col_scales(q, sc, nrem)
+            for e in (0, 1):
+                j = 8 * q + e
+                k(f"mov.f32 {bv[e]}, 0f00000000")
+                k(f"setp.gt.s32 {pc}, {nrem}, {j}")
+                k(f"and.pred {pt}, {pc}, {pbb}")
+                k(f"@{pt} ld.global.nc.b16 {hb}, [{bp}+{2 * j}]")
+                k(f"@{pt} cvt.f32.bf16 {bv[e]}, {hb}")
+                k(f"and.pred {pt}, {pc}, {pbf}")
+                k(f"@{pt} ld.global.nc.f32 {bv[e]}, [{bp}+{4 * j}]")
+            for r in (0, 1):
+                scaled(v0, 4 * q + 2 * r, r, 0)
+                scaled(v1, 4 * q + 2 * r + 1, r, 1)
+                k(f"add.rn.f32 {v0}, {v0}, {bv[0]}")
+                k(f"add.rn.f32 {v1}, {v1}, {bv[1]}")
+                k(f"@!{pf16} cvt.rn.bf16x2.f32 {h}, {v1}, {v0}")
+                k(f"@{pf16} cvt.rn.f16x2.f32 {h}, {v1}, {v0}")
+                k(f"st.shared.b32 [{xo[c]}+{s_ * slab + r * 8 * rowb}], {h}")
+
+    def store_rows(self, t, mrow, n0, stg, cpr, slab, rowb, nslab, scols):
+        """The warpgroup's staged rows to D by the 128 threads, 16-byte chunks, only rows the
+        tile owns (ts_row_valid) and columns below N (N is a multiple of 8: whole chunks).
+        Thread i takes chunk i % cpr of rows i / cpr + j * 128 / cpr, in every slab: a warp's
+        store covers whole rows of a slab (128 or 64 bytes each), and its loads one staging row
+        per cpr lanes, conflict-free (the swizzle is a permutation of a row's chunks)."""
+        k = self.k
+        rstep, npass = 128 // cpr, 64 * cpr // 128
+        sh = cpr.bit_length() - 1
+        i, rs, c, x = (k.reg(".b32", f"sr_{n}") for n in ("i", "row", "chunk", "x"))
+        k.comment("---- store_rows: this warpgroup's rows are not all the tile's: plain 16-byte stores\n"
+                  "of the rows it owns, read back from the staging buffer")
+        k(f"and.b32 {i}, {t}, 127")
+        k(f"shr.u32 {rs}, {i}, {sh}")
+        k(f"and.b32 {c}, {i}, {cpr - 1}")
+        k.comment("staging: row rs at rs * rowb, chunk c at (c ^ swizzle) * 16; the swizzle of rows\n"
+                  f"rs + j * {rstep} is (i / 8) % {cpr} for both spans (128B: row % 8; 64B: (row / 2) % 4)")
+        sa = k.reg(".b32", "sr_sa")
+        k(f"bfe.u32 {x}, {i}, 3, {sh}")
+        k(f"xor.b32 {x}, {x}, {c}")
+        k(f"shl.b32 {x}, {x}, 4")
+        k(f"mad.lo.u32 {sa}, {rs}, {rowb}, {stg}")
+        k(f"add.u32 {sa}, {sa}, {x}")
+        pc = k.reg(".pred", "p_sr_contig")
+        k(f"bfe.u32 {x}, %a_flags, {GROUP_SHIFT}, 2")
+        k(f"setp.eq.u32 {pc}, {x}, {GROUP_CONTIG}")
+        prow = [k.reg(".pred", f"p_sr_r{j}") for j in range(npass)]
+        rj = k.reg(".b32", "sr_rj")
+        gvs = [k.reg(".b32", f"sr_g{j}") for j in range(npass)]
+        for j in range(npass):
+            k(f"add.u32 {rj}, {mrow}, {rs}")
+            if j:
+                k(f"add.u32 {rj}, {rj}, {j * rstep}")
+            self.ts_row_valid(prow[j], rj, gvs[j], pc)
+        ga, gstep, t64 = k.reg(".b64", "sr_ga"), k.reg(".b64", "sr_gstep"), k.reg(".b64", "sr_t64")
+        col = k.reg(".b32", "sr_col")
+        k.comment("D + batch * d_bs + (mrow + rs) * ldd + (n0 + 8c) * 2")
+        k(f"cvt.u64.u32 {t64}, %t_bat_c")
+        k(f"mad.lo.u64 {ga}, {t64}, %a_d_bs, %a_d")
+        k(f"add.u32 {rj}, {mrow}, {rs}")
+        k(f"cvt.u64.u32 {t64}, {rj}")
+        k(f"mad.lo.u64 {ga}, {t64}, %a_ldd, {ga}")
+        k(f"mad.lo.u32 {col}, {c}, 8, {n0}")
+        k(f"mul.wide.u32 {t64}, {col}, 2")
+        k(f"add.u64 {ga}, {ga}, {t64}")
+        k(f"mul.lo.u64 {gstep}, %a_ldd, {rstep}")
+        pcol, pst = k.reg(".pred", "p_sr_col"), k.reg(".pred", "p_sr_st")
+        vals = [k.reg(".b32", f"sr_v{e}") for e in range(4)]
+        gj = [k.reg(".b64", f"sr_ga{j}") for j in range(npass)]
+        k(f"mov.b64 {gj[0]}, {ga}")
+        for j in range(1, npass):
+            k(f"add.u64 {gj[j]}, {gj[j - 1]}, {gstep}")
+        for s_ in range(nslab):
+            k(f"add.u32 {x}, {col}, {scols * s_}")
+            k(f"setp.lt.u32 {pcol}, {x}, %a_n")
+            for j in range(npass):
+                k(f"ld.shared.v4.b32 {{{', '.join(vals)}}}, [{sa}+{s_ * slab + j * rstep * rowb}]")
+                k(f"and.pred {pst}, {pcol}, {prow[j]}")
+                k(f"@{pst} st.global.v4.b32 [{gj[j]}+{s_ * scols * 2}], {{{', '.join(vals)}}}")
 
     # ---- the kernel ---------------------------------------------------------------------------
     def emit(self):

@@ -514,11 +514,15 @@ ptxq_status ptxq_gemv(ptxq_context *ctx, const ptxq_gemv_desc *desc, const ptxq_
  * TENSOR / ROW / BLOCK, TMA store, no split-K; the runtime picks them itself only for BLOCK
  * with K <= 2048, M >= 4096 and N not a multiple of 192, where they measured 4-5% faster,
  * bench/RESULTS.md, thirtieth session), optionally in
- * clusters of two CTAs along M that multicast B (desc fields at 0: the runtime picks). Plain BF16
- * output without C, bias or groups, with 16-byte aligned rows and N a multiple of 8 (a TMA store
- * writes whole 16-byte chunks: past N it would overwrite the row's padding), is written by TMA stores from a
- * shared-memory staging tile (desc.store; the consumers go on to the next tile meanwhile); other
- * plain BF16 tiles take a pair-store path; anything else a per-element epilogue.
+ * clusters of two CTAs along M that multicast B (desc fields at 0: the runtime picks). BF16 or F16
+ * output without C, with 16-byte aligned rows and N a multiple of 8 (a TMA store writes whole
+ * 16-byte chunks: past N it would overwrite the row's padding), is written by TMA stores from a
+ * shared-memory staging tile (desc.store; the consumers go on to the next tile meanwhile), bias
+ * and groups included: a 64-row part of a tile that holds rows the call must not write (masked
+ * or padding rows) stores the rows it owns from that tile with 16-byte stores instead (H100:
+ * grouped MoE GEMMs 22-113% faster than the register stores they took before on nine of ten
+ * shapes, bench/RESULTS.md); other plain BF16 tiles take a pair-store path; anything else a
+ * per-element epilogue.
  * Split-K (for few output tiles, e.g. small M): the K blocks of each tile are cut into `split_k`
  * ranges run by different CTAs, which store FP32 partials in a caller-owned workspace; the last
  * CTA of each tile sums them in split order (deterministic: the same D whatever the timing) and
@@ -609,7 +613,8 @@ typedef struct ptxq_gemm_desc {
     size_t workspace_bytes;
     int store;                  /* epilogue: 0 = chosen by the runtime, 1 = TMA store (the tile
                                    staged in shared memory, written by bulk tensor copies) where
-                                   the call allows it: BF16 D without c, bias or grouping, 16-byte
+                                   the call allows it: BF16 or F16 D without c (bias and
+                                   groups allowed), 16-byte
                                    aligned D rows and batches, N a multiple of 8, tile_n 128 or 192 (BF16: 256
                                    too; FP8 TENSOR / ROW: 160 too), any FP8 pair or BF16 x BF16;
                                    elsewhere as 0; -1 = stores straight from registers */

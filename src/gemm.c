@@ -189,20 +189,33 @@ static int pick_m192(const ptxq_gemm_desc *desc, const gemm_plan *p, int e4, int
 }
 
 /* The TMA-store epilogue ("_ts" kernels, gen/gemm.py TS_WIDTHS and TS160_MODES) takes the call when store_d is
- * set (call_store_ok: plain BF16 D without C, bias or groups, as TMA's clipping at M and N is the
- * only masking it does; D, its row pitch and batch pitch 16-byte aligned, TMA's rules for global
- * addresses and strides; N a multiple of 8; any FP8 pair (E5M2 operands since the thirty-second
- * session) or BF16 x BF16), tile_n is 128 or 192 (BF16: 256 too; FP8 TENSOR / ROW: 160 too) and
- * the pipeline is the mode's default (the variants that are built).
+ * set (call_store_ok: BF16 or F16 D without C; D, its row pitch and batch pitch 16-byte aligned,
+ * TMA's rules for global addresses and strides; N a multiple of 8; any FP8 pair (E5M2 operands
+ * since the thirty-second session) or BF16 x BF16), tile_n is 128 or 192 (BF16: 256 too; FP8
+ * TENSOR / ROW: 160 too) and the pipeline is the mode's default (the variants that are built).
+ * Bias, F16 and groups since the forty-fourth session, by the "_tsg" twins (call_plain false):
+ * they add the bias while staging, and a consumer warpgroup whose rows are not all the tile's
+ * (masked: past the batch's count; contiguous: another group's or padding) writes the rows it
+ * owns with plain 16-byte stores from the staging buffer instead of the bulk store (gen/gemm.py
+ * epilogue_tma, store_rows). Plain calls keep the "_ts" kernels, whose K loop that code moved
+ * (1-2% slower). C stays on the register path (its rows would have to be read into the staging
+ * buffer first).
  * NOTE: a TMA store clips at N only to the 16-byte chunk: with N * 2 bytes not a multiple of 16
  * it wrote zeros into the row's padding up to the next 16-byte boundary (seen on an H100 for every
  * "_ts" width, 2026-11-27: test_gemm test_ts_odd_n_*, found by test_random_configs), which may be
  * another tensor's columns; so such rows take the register stores. */
-static int call_store_ok(const ptxq_gemm_desc *desc, unsigned flags, uint64_t d, int64_t n_bytes,
-                         int64_t ldd_bytes, int64_t L, int64_t bs_bytes) {
-    return !(flags & PTXQ_GEMM_FLAG_GENERAL) && desc->grouping == PTXQ_GEMM_GROUP_NONE &&
-           d % 16 == 0 && n_bytes % 16 == 0 && ldd_bytes % 16 == 0 &&
-           (L == 1 || bs_bytes % 16 == 0);
+static int call_store_ok(unsigned flags, uint64_t d, int64_t n_bytes, int64_t ldd_bytes, int64_t L,
+                         int64_t bs_bytes) {
+    unsigned out = flags & 3u;
+    return (out == 0 || out == 1) && !(flags & PTXQ_GEMM_FLAG_C) && d % 16 == 0 &&
+           n_bytes % 16 == 0 && ldd_bytes % 16 == 0 && (L == 1 || bs_bytes % 16 == 0);
+}
+
+/* Plain BF16 D without bias or groups: what the three-warpgroup "_m192" kernels are tested and
+ * picked for (a 192-row tile would also break contiguous grouping's 128-row alignment). */
+static int call_plain(const ptxq_gemm_desc *desc, unsigned flags) {
+    return (flags & 3u) == 0 && !((flags >> PTXQ_GEMM_FLAG_BIAS_SHIFT) & 3u) &&
+           desc->grouping == PTXQ_GEMM_GROUP_NONE;
 }
 
 static int store_ok(const gemm_plan *p, const ptxq_gemm_desc *desc, int store_d, const char *pipe) {
@@ -603,11 +616,11 @@ static int plan_gemm(const ptxq_gemm_desc *desc, const ptxq_tensor *a, const ptx
     /* BLOCK without the TMA store: 128 wide with the p2 pipeline beat the wave-quantisation pick
      * (see pick_pipe); with it, the pick below (pick_tile_n) */
     int e4 = a->dtype == PTXQ_E4M3 && b->dtype == PTXQ_E4M3;
-    int store_d = call_store_ok(desc, flags, d->data, p->N * esize, ldd * esize, p->L,
-                                md.bstride * esize);
+    int store_d = call_store_ok(flags, d->data, p->N * esize, ldd * esize, p->L, md.bstride * esize);
     int ts = store_d && desc->store >= 0 && !getenv("PTXQ_GEMM_PIPE");
+    int plain = call_plain(desc, flags);
     int blk = desc->scaling == PTXQ_GEMM_SCALE_BLOCK;
-    if (desc->tile_m == 0 && pick_m192(desc, p, e4, ts)) p->tile_m = 192;
+    if (desc->tile_m == 0 && pick_m192(desc, p, e4, ts && plain)) p->tile_m = 192;
     /* the A-scale box (scale_map above: {4, rows} K-major, {rows, 1} M-major) spans the tile */
     p->sc_box[0][g->scmode & PTXQ_GEMM_SC_A_KMAJOR ? 1 : 0] = (cuuint32_t)p->tile_m;
     p->tile_n = desc->tile_n ? desc->tile_n
@@ -733,7 +746,7 @@ static int plan_gemm(const ptxq_gemm_desc *desc, const ptxq_tensor *a, const ptx
         /* the "_m192" kernels (gen/gemm.py M192_MODES): E4M3 x E4M3, tile_n 128, the TMA-store
          * epilogue (plain BF16 D), BLOCK with its scales by TMA; no split-K (above) */
         p->store = store_d && desc->store >= 0;
-        if (!e4 || mx || bf16 || p->tile_n != 128 || !p->store ||
+        if (!e4 || mx || bf16 || p->tile_n != 128 || !p->store || !plain ||
             (desc->scaling == PTXQ_GEMM_SCALE_BLOCK && !p->sm))
             return ptxq_fail(PTXQ_ERR_INVALID_ARGUMENT,
                              "gemm: tile_m 192 needs E4M3 x E4M3, tile_n 128, the TMA-store epilogue "
@@ -742,7 +755,8 @@ static int plan_gemm(const ptxq_gemm_desc *desc, const ptxq_tensor *a, const ptx
                              "BLOCK, scales TMA can read");
     }
     snprintf(p->kernel, sizeof p->kernel, "gemm_%s_%s_%s%s_n%d%s%s%s%s", an, bname, sname,
-             p->tile_m != PTXQ_GEMM_TILE_M ? "_m192" : "", p->tile_n, pipe, p->store ? "_ts" : "",
+             p->tile_m != PTXQ_GEMM_TILE_M ? "_m192" : "", p->tile_n, pipe,
+             !p->store ? "" : plain ? "_ts" : "_tsg",
              p->sm ? "_sm" : "", p->cluster == 2 ? "_c2" : "");
     p->a_data = a->data;
     p->b_data = b->data;
@@ -1105,7 +1119,7 @@ ptxq_status ptxq_gemm(ptxq_context *ctx, const ptxq_gemm_desc *desc, const ptxq_
                             CU_TENSOR_MAP_SWIZZLE_128B, &mb)))
         return st;
     unsigned grid = grid_of(ctx, &p);
-    /* TMA store: D as BF16 {N, M, batches}; one box = one staging slab, 64 columns (128 bytes,
+    /* TMA store: D as BF16 or F16 {N, M, batches}; one box = one staging slab, 64 columns (128 bytes,
      * the 128B-swizzle span) x 64 rows (a consumer warpgroup's rows); at tile_n 160, 32 columns
      * (64 bytes, 64B swizzle: gen/gemm.py epilogue_tma). Encoded before anything is enqueued,
      * like the other maps. */
@@ -1115,7 +1129,9 @@ ptxq_status ptxq_gemm(ptxq_context *ctx, const ptxq_gemm_desc *desc, const ptxq_
         cuuint64_t dd[3] = {(cuuint64_t)p.N, (cuuint64_t)p.M, (cuuint64_t)p.L};
         cuuint64_t sd[2] = {p.args.ldd, p.args.d_bs};
         cuuint32_t bd[3] = {narrow ? 32 : 64, 64, 1};
-        if ((st = ptxq_tmap_get(ctx, CU_TENSOR_MAP_DATA_TYPE_BFLOAT16, rank, p.args.d, dd, sd, bd,
+        CUtensorMapDataType dt = (p.args.flags & 3u) == 1u ? CU_TENSOR_MAP_DATA_TYPE_FLOAT16
+                                                           : CU_TENSOR_MAP_DATA_TYPE_BFLOAT16;
+        if ((st = ptxq_tmap_get(ctx, dt, rank, p.args.d, dd, sd, bd,
                                 narrow ? CU_TENSOR_MAP_SWIZZLE_64B : CU_TENSOR_MAP_SWIZZLE_128B,
                                 &md)))
             return st;

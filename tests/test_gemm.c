@@ -494,6 +494,62 @@ static void test_validate_m192(void **state) {
     assert_null(strstr(name, "_m192"));
 }
 
+/* The TMA-store epilogue takes bias, F16 D and both groupings (forty-fourth session), not C or
+ * F32 D; the three-warpgroup kernels keep plain BF16 D (a 192-row tile would also break the
+ * 128-row alignment of contiguous groups). At 4096 x 7168 x 2048 BLOCK, where the runtime picks
+ * them for plain calls. */
+static void test_validate_ts_general(void **state) {
+    (void)state;
+    char name[64];
+    vcase v;
+    ptxq_tensor bias, grp, c;
+    vcase_make(&v, PTXQ_GEMM_SCALE_BLOCK, 4096, 7168, 2048);
+    assert_int_equal(ptxq_gemm_kernel_for(&v.desc, &v.a, &v.b, &v.d, name, sizeof name), PTXQ_OK);
+    assert_string_equal(name, "gemm_e4m3_e4m3_block_m192_n128_ts_sm");
+    bias = ptxq_tensor_make(PTXQ_BF16, 1, (int64_t[]){7168}, 0x900000);
+    v.desc.bias = &bias;
+    assert_int_equal(ptxq_gemm_kernel_for(&v.desc, &v.a, &v.b, &v.d, name, sizeof name), PTXQ_OK);
+    assert_string_equal(name, "gemm_e4m3_e4m3_block_n192_tsg_sm");
+    v.desc.tile_m = 192;
+    assert_int_equal(vrun(&v), PTXQ_ERR_INVALID_ARGUMENT);
+    v.desc.tile_m = 0;
+    v.desc.bias = NULL;
+    v.d.dtype = PTXQ_F16;
+    assert_int_equal(ptxq_gemm_kernel_for(&v.desc, &v.a, &v.b, &v.d, name, sizeof name), PTXQ_OK);
+    assert_string_equal(name, "gemm_e4m3_e4m3_block_n192_tsg_sm");
+    v.d.dtype = PTXQ_F32;
+    assert_int_equal(ptxq_gemm_kernel_for(&v.desc, &v.a, &v.b, &v.d, name, sizeof name), PTXQ_OK);
+    assert_null(strstr(name, "_ts"));
+    v.d.dtype = PTXQ_BF16;
+    c = v.d;
+    c.data = 0x8000000;
+    v.desc.c = &c;
+    assert_int_equal(ptxq_gemm_kernel_for(&v.desc, &v.a, &v.b, &v.d, name, sizeof name), PTXQ_OK);
+    assert_null(strstr(name, "_ts"));
+    v.desc.c = NULL;
+    /* contiguous: 4 groups' B [4, N, K] and scales [4, N/128, K/128] */
+    v.b = ptxq_tensor_make(PTXQ_E4M3, 3, (int64_t[]){4, 7168, 2048}, 0x20000);
+    v.sb = ptxq_tensor_make(PTXQ_F32, 3, (int64_t[]){4, 56, 16}, 0x50000);
+    grp = ptxq_tensor_make(PTXQ_I32, 1, (int64_t[]){4096}, 0x600000);
+    v.desc.grouping = PTXQ_GEMM_GROUP_CONTIGUOUS;
+    v.desc.group_rows = &grp;
+    assert_int_equal(ptxq_gemm_kernel_for(&v.desc, &v.a, &v.b, &v.d, name, sizeof name), PTXQ_OK);
+    assert_string_equal(name, "gemm_e4m3_e4m3_block_n192_tsg_sm");
+    v.desc.tile_m = 192;
+    assert_int_equal(vrun(&v), PTXQ_ERR_INVALID_ARGUMENT);
+    v.desc.tile_m = 0;
+    /* masked: a [4, 1024, K], d [4, 1024, N], one A scale set for all groups */
+    v.a = ptxq_tensor_make(PTXQ_E4M3, 3, (int64_t[]){4, 1024, 2048}, 0x10000);
+    v.d = ptxq_tensor_make(PTXQ_BF16, 3, (int64_t[]){4, 1024, 7168}, 0x30000);
+    v.sa = ptxq_tensor_make(PTXQ_F32, 2, (int64_t[]){1024, 16}, 0x40000);
+    grp = ptxq_tensor_make(PTXQ_I32, 1, (int64_t[]){4}, 0x600000);
+    v.desc.grouping = PTXQ_GEMM_GROUP_MASKED;
+    assert_int_equal(ptxq_gemm_kernel_for(&v.desc, &v.a, &v.b, &v.d, name, sizeof name), PTXQ_OK);
+    assert_non_null(strstr(name, "_tsg"));
+    assert_null(strstr(name, "_m192"));
+    if (!has_kernel(name)) fail_msg("%s is not embedded", name);
+}
+
 /* BF16 x BF16 (TENSOR only, NULL scales = 1.0) and MXFP8's path choice (desc.mx_path). */
 static void test_validate_bf16_mx_path(void **state) {
     (void)state;
@@ -1113,6 +1169,44 @@ static void test_ts_tensor_n160_auto(void **state) {
     gemm_result r = run_store_case(c, 1);
     if (!strstr(r.kernel, "_n160_ts")) fail_msg("%s: want the 160-wide TMA-store kernel", r.kernel);
 }
+/* The TMA-store epilogue with bias, F16 D and groups (forty-fourth session, gen/gemm.py
+ * epilogue_tma): every row checked (sample_rows 0). Masked counts 0, M and random ones, and
+ * contiguous groups of random sizes padded to 128, leave warpgroups whose rows are partly the
+ * group's: those write the rows they own from the staging buffer (store_rows), which must leave
+ * the others poisoned; whole warpgroups take the bulk store. N = 300 / 200 x 2 bytes are not
+ * 16-byte multiples for the fallbacks below. */
+SCASE(test_ts_masked_block, 0, 1, PTXQ_GEMM_SCALE_BLOCK, 300, 256, 512, 0, c.batch = 5;
+      c.grouping = PTXQ_GEMM_GROUP_MASKED; c.scales_batched = 1; c.sa_mmajor = 1)
+SCASE(test_ts_masked_tensor_c2, 0, 1, PTXQ_GEMM_SCALE_TENSOR, 520, 304, 256, 192, c.batch = 5;
+      c.grouping = PTXQ_GEMM_GROUP_MASKED; c.cluster = 2)
+SCASE(test_ts_masked_bf16_n256, 0, 1, PTXQ_GEMM_SCALE_TENSOR, 400, 512, 256, 256, c.batch = 3;
+      c.grouping = PTXQ_GEMM_GROUP_MASKED; c.a_type = c.b_type = PTXQ_BF16)
+SCASE(test_ts_contig_block, 0, 1, PTXQ_GEMM_SCALE_BLOCK, 300, 256, 512, 0, c.batch = 5;
+      c.grouping = PTXQ_GEMM_GROUP_CONTIGUOUS; c.scales_batched = 1)
+SCASE(test_ts_contig_block_n192, 0, 1, PTXQ_GEMM_SCALE_BLOCK, 300, 392, 512, 192, c.batch = 4;
+      c.grouping = PTXQ_GEMM_GROUP_CONTIGUOUS; c.scales_batched = 1; c.bias_type = PTXQ_BF16;
+      c.bias_batched = 1)
+SCASE(test_ts_contig_row_n160, 0, 1, PTXQ_GEMM_SCALE_ROW, 250, 296, 256, 160, c.batch = 4;
+      c.grouping = PTXQ_GEMM_GROUP_CONTIGUOUS)
+SCASE(test_ts_contig_tensor_bias_f16, 0, 1, PTXQ_GEMM_SCALE_TENSOR, 200, 200, 256, 128,
+      c.batch = 4; c.grouping = PTXQ_GEMM_GROUP_CONTIGUOUS; c.scales_batched = 1;
+      c.bias_type = PTXQ_F32; c.bias_batched = 1; c.d_type = PTXQ_F16)
+SCASE(test_ts_contig_split, 0, 1, PTXQ_GEMM_SCALE_TENSOR, 100, 256, 1024, 128, c.batch = 3;
+      c.split_k = 3; c.grouping = PTXQ_GEMM_GROUP_CONTIGUOUS)
+SCASE(test_ts_bias_bf16_row_n192, 0, 1, PTXQ_GEMM_SCALE_ROW, 300, 520, 256, 192,
+      c.bias_type = PTXQ_BF16; c.cluster = 2)
+SCASE(test_ts_bias_f32_tensor_n160_batch, 0, 1, PTXQ_GEMM_SCALE_TENSOR, 200, 520, 384, 160,
+      c.batch = 3; c.scales_batched = 1; c.bias_type = PTXQ_F32; c.bias_batched = 1)
+SCASE(test_ts_f16_block_bias, 0, 1, PTXQ_GEMM_SCALE_BLOCK, 300, 264, 1024, 0, c.d_type = PTXQ_F16;
+      c.bias_type = PTXQ_BF16; c.sa_mmajor = 1)
+SCASE(test_ts_f16_mx, 1, 1, PTXQ_GEMM_SCALE_MX, 200, 304, 256, 0, c.d_type = PTXQ_F16;
+      c.mx_path = 1)
+SCASE(test_ts_masked_odd_n, 0, 0, PTXQ_GEMM_SCALE_TENSOR, 300, 300, 256, 0, c.batch = 3;
+      c.grouping = PTXQ_GEMM_GROUP_MASKED)
+SCASE(test_ts_contig_c_falls_back, 0, 0, PTXQ_GEMM_SCALE_BLOCK, 200, 256, 512, 0, c.batch = 3;
+      c.grouping = PTXQ_GEMM_GROUP_CONTIGUOUS; c.with_c = 1; c.beta = 0.5f)
+SCASE(test_ts_f32_bias_falls_back, 0, 0, PTXQ_GEMM_SCALE_TENSOR, 200, 256, 256, 0,
+      c.d_type = PTXQ_F32; c.bias_type = PTXQ_BF16)
 /* tile_m 192 (three consumer warpgroups): ragged M leaves one or two warpgroups of the last tile
  * idle (rows past M), ragged N and K; both scale layouts; pairs; batches */
 #define M192CASE(fn, s, m, n, k, extra)                                                            \
@@ -1312,7 +1406,9 @@ SCASE(test_bf16_split, 1, 1, PTXQ_GEMM_SCALE_TENSOR, 64, 1000, 8192, 128,
 SCASE(test_bf16_batch_general, 0, 0, PTXQ_GEMM_SCALE_TENSOR, 150, 296, 384, 0,
       c.a_type = c.b_type = PTXQ_BF16; c.batch = 3; c.scales_batched = 1; c.d_type = PTXQ_F32;
       c.with_c = 1; c.beta = 0.5f; c.bias_type = PTXQ_F32; c.alpha = 2.0f)
-SCASE(test_bf16_contig, 0, 0, PTXQ_GEMM_SCALE_TENSOR, 100, 256, 512, 0,
+SCASE(test_bf16_contig, 0, 1, PTXQ_GEMM_SCALE_TENSOR, 100, 256, 512, 0,
+      c.a_type = c.b_type = PTXQ_BF16; c.batch = 3; c.grouping = PTXQ_GEMM_GROUP_CONTIGUOUS)
+SCASE(test_bf16_contig_direct, -1, 0, PTXQ_GEMM_SCALE_TENSOR, 100, 256, 512, 0,
       c.a_type = c.b_type = PTXQ_BF16; c.batch = 3; c.grouping = PTXQ_GEMM_GROUP_CONTIGUOUS)
 SCASE(test_bf16_big, 0, 1, PTXQ_GEMM_SCALE_TENSOR, 2048, 4096, 8192, 0,
       c.a_type = c.b_type = PTXQ_BF16; c.sample_rows = 24)
@@ -2076,6 +2172,17 @@ static void test_gemm_sass(void **state) {
         if ((bf16 ? h.hgmma == 0 || h.qgmma : h.qgmma == 0 || h.hgmma) || h.tma_ld == 0 ||
             k.wgmma_serialized || (ts ? h.tma_st == 0 : h.tma_st != 0))
             ++bad;
+        /* the "_tsg" epilogue's row stores (gen/gemm.py store_rows: a warpgroup whose rows are
+         * not all the tile's copies the staged rows it owns): one 16-byte STG per slab and pass,
+         * (BN / 64) x 4 at 128 / 192 / 256 wide, 5 x 2 at 160; none in the "_ts" kernels */
+        const char *nw = strstr(k.name, "_n");
+        int bn = nw ? atoi(nw + 2) : 0;
+        int want_stg = !strstr(k.name, "_tsg") ? 0 : bn % 64 ? bn / 32 * 2 : bn / 64 * 4;
+        if (ts && h.stg[SASS_W128] != want_stg) {
+            print_error("%s %s: %d 16-byte STG (want %d: store_rows)\n", k.name, k.target,
+                        h.stg[SASS_W128], want_stg);
+            ++bad;
+        }
         /* BLOCK "_sm": A and B (2-D and 3-D maps) plus the two scale boxes, by TMA */
         if (strstr(k.name, "_sm") && h.tma_ld != 6) ++bad;
         /* the cluster split-K sum's two meetings: in the single-CTA kernels of tile_n 128 only
@@ -2210,9 +2317,9 @@ static gemm_cfg random_cfg(rng64 *r) {
         if (c.tile_m == 192 && blk) c.K = 512 * rng_span(r, 1, 16);
         if (c.sa_kpitch) c.sa_kpitch = (int)((c.K / 128) + rng_span(r, 1, 3));
     }
-    /* plain BF16 D (the TMA store's calls): N a multiple of 8 half the time */
-    if (c.d_type == PTXQ_BF16 && !c.with_c && !c.bias_type &&
-        c.grouping == PTXQ_GEMM_GROUP_NONE && rng_chance(r, 2)) {
+    /* BF16 / F16 D without C (the TMA store's calls; bias and groups too since the forty-fourth
+     * session): N a multiple of 8 half the time */
+    if (c.d_type != PTXQ_F32 && !c.with_c && rng_chance(r, 2)) {
         int64_t pad = c.N + c.pad_d; /* keep the pitch's 16-byte alignment, if it had it */
         c.N = (c.N + 7) / 8 * 8;
         c.pad_d = pad > c.N ? (int)(pad - c.N) : 0;
@@ -2286,6 +2393,7 @@ int main(void) {
         cmocka_unit_test(test_gemm_sass),
         cmocka_unit_test(test_validate_mx),
         cmocka_unit_test(test_validate_m192),
+        cmocka_unit_test(test_validate_ts_general),
         cmocka_unit_test(test_validate_bf16_mx_path),
         cmocka_unit_test(test_validate_refusals),
         cmocka_unit_test(test_pdl_chain),
@@ -2303,6 +2411,7 @@ int main(void) {
         cmocka_unit_test(test_bf16_split),
         cmocka_unit_test(test_bf16_batch_general),
         cmocka_unit_test(test_bf16_contig),
+        cmocka_unit_test(test_bf16_contig_direct),
         cmocka_unit_test(test_bf16_big),
         cmocka_unit_test(test_mxdq_ragged),
         cmocka_unit_test(test_mxdq_c2_ts),
@@ -2360,6 +2469,21 @@ int main(void) {
         cmocka_unit_test(test_ts_e5m2_e4m3_tensor),
         cmocka_unit_test(test_ts_tensor_n160),
         cmocka_unit_test(test_ts_row_n160_c2),
+        cmocka_unit_test(test_ts_masked_block),
+        cmocka_unit_test(test_ts_masked_tensor_c2),
+        cmocka_unit_test(test_ts_masked_bf16_n256),
+        cmocka_unit_test(test_ts_contig_block),
+        cmocka_unit_test(test_ts_contig_block_n192),
+        cmocka_unit_test(test_ts_contig_row_n160),
+        cmocka_unit_test(test_ts_contig_tensor_bias_f16),
+        cmocka_unit_test(test_ts_contig_split),
+        cmocka_unit_test(test_ts_bias_bf16_row_n192),
+        cmocka_unit_test(test_ts_bias_f32_tensor_n160_batch),
+        cmocka_unit_test(test_ts_f16_block_bias),
+        cmocka_unit_test(test_ts_f16_mx),
+        cmocka_unit_test(test_ts_masked_odd_n),
+        cmocka_unit_test(test_ts_contig_c_falls_back),
+        cmocka_unit_test(test_ts_f32_bias_falls_back),
         cmocka_unit_test(test_ts_batch_tensor_n160),
         cmocka_unit_test(test_ts_split_tensor_n160),
         cmocka_unit_test(test_ts_e5m2_e5m2_row_n160),
