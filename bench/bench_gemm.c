@@ -40,6 +40,8 @@
  *                   Measured on an H100: ours gains 0-1% from the pause, DeepGEMM's kernel 3-13%)
  *                   Each timing is sampled by NVML where the driver has it (bench_nvml.h): the
  *                   SM clock, power and whether the power cap held the clock down, per side.
+ *                   [--moe contiguous|masked [--groups G --m M --n N --k K]] (grouped block-scaled
+ *                   GEMMs, bench_moe below; without --groups DeepGEMM's grouped shapes)
  *   ptxq check gemm [--m M --n N --k K] [--scaling S] [--tile-n T] [--tile-m 128|192] [--cluster C] [--ctas C] [--sample R] [--seed S]
  *                   [--store 0|1|-1]
  *                   [--a e4m3|e5m2|bf16] [--b e4m3|e5m2|bf16] [--out bf16|f16|f32] [--batch L]
@@ -776,6 +778,138 @@ static int bench_one(ptxq_dev *d, cublaslt *L, int have_lt, int64_t M, int64_t N
     return vbad;
 }
 
+/* --moe contiguous|masked: grouped block-scaled GEMMs as a mixture-of-experts layer runs them
+ * (DeepGEMM's grouped benchmark shapes by default): G experts' B [G, N, K] with scales
+ * [G, N/128, K/128]; contiguous: the experts' rows back to back, each group of m x U(0.7, 1.3)
+ * rows padded to 128 (group_rows maps each row, -1 on padding); masked: A [G, cap, K] with
+ * cap = m rounded up to 128 x 1.5 and m x U(0.7, 1.3) valid rows a group. TFLOPS count the
+ * valid rows only. Checked first by gemm_case_run on the same shape and group sizes (fresh
+ * data, 8 sampled rows of each; padding and masked rows must stay poisoned), then timed; the
+ * --store list times other epilogues in the same process (e.g. --store 0,-1: the TMA store
+ * against the register stores). No peer: cuBLASLt has no grouped FP8 GEMM with these scales. */
+static int bench_moe(ptxq_dev *d, ptxq_gemm_grouping gm, int64_t G, int64_t m, int64_t N, int64_t K,
+                     int reps) {
+    rng64 r = {0x40E0ull + (uint64_t)(G * 7 + m * 3 + N + K)};
+    const int contig = gm == PTXQ_GEMM_GROUP_CONTIGUOUS;
+    int32_t sizes[64];
+    int64_t valid = 0, Mtot = 0, cap = (m + 127) / 128 * 128 * 3 / 2;
+    if (G < 1 || G > 64 || m < 1 || N < 1 || K < 128 || K % 128) {
+        fprintf(stderr, "bench gemm --moe: 1..64 groups, m >= 1, K a multiple of 128\n");
+        return 1;
+    }
+    for (int64_t g = 0; g < G; ++g) {
+        int64_t sz = (int64_t)((double)m * (0.7 + 0.6 * rng_uniform(&r)) + 0.5);
+        if (!contig && sz > cap) sz = cap;
+        sizes[g] = (int32_t)sz;
+        valid += sz;
+        Mtot += (sz + 127) / 128 * 128;
+    }
+    const int64_t rows = contig ? Mtot : G * cap, nkb = K / 128, nbn = (N + 127) / 128;
+    /* validation: the same shape and sizes, gemm_case_run's own data */
+    gemm_cfg vc;
+    memset(&vc, 0, sizeof vc);
+    vc.M = contig ? m : cap, vc.N = N, vc.K = K, vc.scaling = PTXQ_GEMM_SCALE_BLOCK;
+    vc.batch = (int)G, vc.grouping = gm, vc.group_sizes = sizes, vc.scales_batched = 1;
+    vc.sa_mmajor = 1, vc.sample_rows = 8, vc.store = g_store[0], vc.flags = g_flags;
+    gemm_result vr;
+    memset(&vr, 0, sizeof vr);
+    int vst = gemm_case_run(d, &vc, 0x5EEDull ^ (uint64_t)(G * 131 + N * 7 + K), &vr);
+    int vbad = vst != PTXQ_OK || vr.bad || vr.unwritten;
+    /* the timed call's buffers */
+    uint64_t A = dev_alloc(d, (size_t)(rows * K)), B = dev_alloc(d, (size_t)(G * N * K));
+    uint64_t D = dev_alloc(d, (size_t)(rows * N * 2));
+    uint64_t SA = dev_alloc(d, (size_t)(rows * nkb * 4)), SB = dev_alloc(d, (size_t)(G * nbn * nkb * 4));
+    uint64_t GR = dev_alloc(d, (size_t)(contig ? Mtot : G) * 4);
+    fill_fp8(d, A, (size_t)(rows * K), &r);
+    fill_fp8(d, B, (size_t)(G * N * K), &r);
+    fill_f32(d, SA, (size_t)(rows * nkb), &r);
+    fill_f32(d, SB, (size_t)(G * nbn * nkb), &r);
+    int32_t *map = malloc((size_t)(contig ? Mtot : G) * 4);
+    if (contig) {
+        int64_t row = 0;
+        for (int64_t g = 0; g < G; ++g)
+            for (int64_t i = 0; i < (sizes[g] + 127) / 128 * 128; ++i) map[row++] = i < sizes[g] ? (int32_t)g : -1;
+    } else {
+        memcpy(map, sizes, (size_t)G * 4);
+    }
+    dev_upload(d, GR, map, (size_t)(contig ? Mtot : G) * 4);
+    free(map);
+    our_call c;
+    memset(&c, 0, sizeof c);
+    c.d = d;
+    c.desc.scaling = PTXQ_GEMM_SCALE_BLOCK;
+    c.desc.grouping = gm;
+    c.desc.flags = g_flags;
+    c.desc.store = g_store[0];
+    c.b = ptxq_tensor_make(PTXQ_E4M3, 3, (int64_t[]){G, N, K}, B);
+    c.sb = ptxq_tensor_make(PTXQ_F32, 3, (int64_t[]){G, nbn, nkb}, SB);
+    ptxq_tensor grp;
+    if (contig) {
+        c.a = ptxq_tensor_make(PTXQ_E4M3, 2, (int64_t[]){Mtot, K}, A);
+        c.dd = ptxq_tensor_make(PTXQ_BF16, 2, (int64_t[]){Mtot, N}, D);
+        c.sa = ptxq_tensor_make(PTXQ_F32, 2, (int64_t[]){Mtot, nkb}, SA);
+        c.sa.stride[0] = 1, c.sa.stride[1] = Mtot; /* M-major, as DeepGEMM's */
+        grp = ptxq_tensor_make(PTXQ_I32, 1, (int64_t[]){Mtot}, GR);
+    } else {
+        c.a = ptxq_tensor_make(PTXQ_E4M3, 3, (int64_t[]){G, cap, K}, A);
+        c.dd = ptxq_tensor_make(PTXQ_BF16, 3, (int64_t[]){G, cap, N}, D);
+        c.sa = ptxq_tensor_make(PTXQ_F32, 3, (int64_t[]){G, cap, nkb}, SA);
+        c.sa.stride[1] = 1, c.sa.stride[2] = cap; /* M-major per group */
+        grp = ptxq_tensor_make(PTXQ_I32, 1, (int64_t[]){G}, GR);
+    }
+    c.desc.group_rows = &grp;
+    c.desc.a_scale = &c.sa;
+    c.desc.b_scale = &c.sb;
+    c.a0 = A, c.b0 = B, c.copies = 1;
+    char kname[96] = "?";
+    ptxq_gemm_plan plan;
+    memset(&plan, 0, sizeof plan);
+    if (ptxq_gemm_plan_for(d->ctx, &c.desc, &c.a, &c.b, &c.dd, &plan) == PTXQ_OK) plan_label(&plan, kname, sizeof kname);
+    if (!vbad && strcmp(vr.launched, plan.kernel)) vbad = 1;
+    g_flop_clk_sm = FLOP_CLK_SM_FP8;
+    double flop = 2.0 * (double)valid * (double)N * (double)K;
+    char oclk[256];
+    double ms = time_clocked(d, our_run, &c, 3, reps, flop, oclk, sizeof oclk);
+    char alt[512] = "";
+    for (int i = 1; i < g_nstore && ms > 0; ++i) {
+        c.desc.store = g_store[i];
+        double ams = -1;
+        ptxq_gemm_plan ap;
+        memset(&ap, 0, sizeof ap);
+        if (ptxq_gemm_plan_for(d->ctx, &c.desc, &c.a, &c.b, &c.dd, &ap) == PTXQ_OK)
+            ams = time_ms(d, our_run, &c, 3, reps);
+        size_t used = strlen(alt);
+        snprintf(alt + used, sizeof alt - used, "  [store %d: %s %.4f ms %.1f TFLOPS]", g_store[i],
+                 ap.kernel, ams, ams > 0 ? flop / (ams * 1e9) : 0.0);
+    }
+    double bytes = (double)(valid * K + G * N * K + valid * N * 2) + 4.0 * (double)(valid * nkb + G * nbn * nkb);
+    if (ms > 0)
+        printf("gemm moe %-6s G %2lld m %5lld x %5lld x %5lld (%lld valid rows of %lld)  %-30s %8.4f ms  "
+               "%7.1f TFLOPS  %5.1f%% of %.0f  %6.0f GB/s", contig ? "contig" : "masked", (long long)G,
+               (long long)m, (long long)N, (long long)K, (long long)valid, (long long)rows, kname, ms,
+               flop / (ms * 1e9), 100.0 * flop / (ms * 1e9) / PEAK_TFLOPS, PEAK_TFLOPS, bytes / (ms * 1e6));
+    else
+        printf("gemm moe %s: %s", contig ? "contig" : "masked", ptxq_last_error());
+    if (vbad)
+        printf("  CHECK FAILED (%s: %lld bad, %lld unwritten, checked %s, timed %s%s%.200s)",
+               ptxq_status_name(vst), (long long)vr.bad, (long long)vr.unwritten, vr.launched,
+               plan.kernel, vr.first_bad[0] ? "; " : "", vr.first_bad);
+    else
+        printf("  check ok (%lld values, %lld skipped rows, max err %.2g of S)", (long long)vr.checked,
+               (long long)vr.skipped_rows, vr.max_norm);
+    fputs(oclk, stdout);
+    fputs(alt, stdout);
+    printf("\n");
+    fflush(stdout);
+    dev_free(d, A);
+    dev_free(d, B);
+    dev_free(d, D);
+    dev_free(d, SA);
+    dev_free(d, SB);
+    dev_free(d, GR);
+    return vbad || ms <= 0;
+}
+
 int bench_gemm_main(int argc, char **argv) {
     ptxq_dev d;
     if (bench_open(&d)) return 1;
@@ -911,7 +1045,30 @@ int bench_gemm_main(int argc, char **argv) {
     static const int64_t ds[6][2] = {{2112, 7168}, {24576, 1536}, {32768, 512},
                                      {7168, 16384}, {4096, 7168}, {7168, 2048}};
     static const int64_t dsm[3] = {64, 128, 4096};
-    if (sweep && !strcmp(sweep, "deepseek")) {
+    const char *moe = bench_opt(argc, argv, "--moe", NULL);
+    if (moe) {
+        ptxq_gemm_grouping gm = !strcmp(moe, "contiguous") ? PTXQ_GEMM_GROUP_CONTIGUOUS
+                                : !strcmp(moe, "masked") ? PTXQ_GEMM_GROUP_MASKED : PTXQ_GEMM_GROUP_NONE;
+        if (gm == PTXQ_GEMM_GROUP_NONE) {
+            fprintf(stderr, "--moe: contiguous or masked\n");
+            return 2;
+        }
+        if (bench_opt(argc, argv, "--groups", NULL)) {
+            rc |= bench_moe(&d, gm, bench_opt_int(argc, argv, "--groups", 4), bench_opt_int(argc, argv, "--m", 8192),
+                            bench_opt_int(argc, argv, "--n", 4096), bench_opt_int(argc, argv, "--k", 7168), reps);
+        } else if (gm == PTXQ_GEMM_GROUP_CONTIGUOUS) {
+            /* DeepGEMM's contiguous shapes: (groups, m per group, N, K) */
+            static const int64_t cs[4][4] = {{4, 8192, 4096, 7168}, {4, 8192, 7168, 2048},
+                                             {8, 4096, 4096, 7168}, {8, 4096, 7168, 2048}};
+            for (int i = 0; i < 4; ++i) rc |= bench_moe(&d, gm, cs[i][0], cs[i][1], cs[i][2], cs[i][3], reps);
+        } else {
+            /* masked (decode): groups x expected rows, N, K */
+            static const int64_t ms[6][4] = {{1, 1024, 4096, 7168}, {1, 1024, 7168, 2048},
+                                             {2, 512, 4096, 7168}, {2, 512, 7168, 2048},
+                                             {4, 256, 4096, 7168}, {4, 256, 7168, 2048}};
+            for (int i = 0; i < 6; ++i) rc |= bench_moe(&d, gm, ms[i][0], ms[i][1], ms[i][2], ms[i][3], reps);
+        }
+    } else if (sweep && !strcmp(sweep, "deepseek")) {
         for (int mi = 0; mi < 3; ++mi)
             for (int i = 0; i < 6; ++i)
                 rc |= bench_one(&d, &L, have_lt, dsm[mi], ds[i][0], ds[i][1], PTXQ_GEMM_SCALE_BLOCK,

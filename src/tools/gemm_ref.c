@@ -78,7 +78,8 @@ int gemm_case_run(ptxq_dev *d, const gemm_cfg *c, uint64_t seed, gemm_result *re
     if (gm == PTXQ_GEMM_GROUP_CONTIGUOUS) {
         int64_t sizes[64], tot = 0;
         for (int64_t g = 0; g < G && g < 64; ++g) {
-            sizes[g] = g == 1 && G > 2 ? 0 : 1 + (int64_t)(rng_uniform(&r) * (double)c->M);
+            sizes[g] = c->group_sizes ? c->group_sizes[g]
+                       : g == 1 && G > 2 ? 0 : 1 + (int64_t)(rng_uniform(&r) * (double)c->M);
             tot += (sizes[g] + 127) / 128 * 128;
         }
         M = tot;
@@ -93,7 +94,8 @@ int gemm_case_run(ptxq_dev *d, const gemm_cfg *c, uint64_t seed, gemm_result *re
         nmap = G;
         hmap = malloc((size_t)G * 4);
         for (int64_t g = 0; g < G; ++g)
-            hmap[g] = g == 0 ? (int32_t)M : g == 1 && G > 2 ? 0 : (int32_t)(rng_uniform(&r) * (double)(M + 1));
+            hmap[g] = c->group_sizes ? c->group_sizes[g]
+                      : g == 0 ? (int32_t)M : g == 1 && G > 2 ? 0 : (int32_t)(rng_uniform(&r) * (double)(M + 1));
     }
     const int64_t lda = K + c->pad_a, ldd = (N + c->pad_d + 1) / 2 * 2; /* even: pair stores */
     const int64_t nkb = (K + 127) / 128, nbn = (N + 127) / 128;
