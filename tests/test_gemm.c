@@ -494,38 +494,39 @@ static void test_validate_m192(void **state) {
     assert_null(strstr(name, "_m192"));
 }
 
-/* The TMA-store epilogue takes bias, F16 D and both groupings (forty-fourth session), not C or
- * F32 D; the three-warpgroup kernels keep plain BF16 D (a 192-row tile would also break the
- * 128-row alignment of contiguous groups). At 4096 x 7168 x 2048 BLOCK, where the runtime picks
- * them for plain calls. */
+/* ptxq_gemm_kernel_for's name for v (name: 64 bytes), which must succeed */
+static const char *kernel_of(vcase *v, char *name) {
+    assert_int_equal(ptxq_gemm_kernel_for(&v->desc, &v->a, &v->b, &v->d, name, 64), PTXQ_OK);
+    return name;
+}
+
+/* The TMA-store epilogue takes bias, F16 D and both groupings ("_tsg" twins, forty-fourth
+ * session), not C or F32 D; the three-warpgroup kernels keep plain BF16 D (a 192-row tile would
+ * also break the 128-row alignment of contiguous groups). At 4096 x 7168 x 2048 BLOCK, where the
+ * runtime picks them for plain calls. */
 static void test_validate_ts_general(void **state) {
     (void)state;
     char name[64];
     vcase v;
     ptxq_tensor bias, grp, c;
     vcase_make(&v, PTXQ_GEMM_SCALE_BLOCK, 4096, 7168, 2048);
-    assert_int_equal(ptxq_gemm_kernel_for(&v.desc, &v.a, &v.b, &v.d, name, sizeof name), PTXQ_OK);
-    assert_string_equal(name, "gemm_e4m3_e4m3_block_m192_n128_ts_sm");
+    assert_string_equal(kernel_of(&v, name), "gemm_e4m3_e4m3_block_m192_n128_ts_sm");
     bias = ptxq_tensor_make(PTXQ_BF16, 1, (int64_t[]){7168}, 0x900000);
     v.desc.bias = &bias;
-    assert_int_equal(ptxq_gemm_kernel_for(&v.desc, &v.a, &v.b, &v.d, name, sizeof name), PTXQ_OK);
-    assert_string_equal(name, "gemm_e4m3_e4m3_block_n192_tsg_sm");
+    assert_string_equal(kernel_of(&v, name), "gemm_e4m3_e4m3_block_n192_tsg_sm");
     v.desc.tile_m = 192;
     assert_int_equal(vrun(&v), PTXQ_ERR_INVALID_ARGUMENT);
     v.desc.tile_m = 0;
     v.desc.bias = NULL;
     v.d.dtype = PTXQ_F16;
-    assert_int_equal(ptxq_gemm_kernel_for(&v.desc, &v.a, &v.b, &v.d, name, sizeof name), PTXQ_OK);
-    assert_string_equal(name, "gemm_e4m3_e4m3_block_n192_tsg_sm");
+    assert_string_equal(kernel_of(&v, name), "gemm_e4m3_e4m3_block_n192_tsg_sm");
     v.d.dtype = PTXQ_F32;
-    assert_int_equal(ptxq_gemm_kernel_for(&v.desc, &v.a, &v.b, &v.d, name, sizeof name), PTXQ_OK);
-    assert_null(strstr(name, "_ts"));
+    assert_null(strstr(kernel_of(&v, name), "_ts"));
     v.d.dtype = PTXQ_BF16;
     c = v.d;
     c.data = 0x8000000;
     v.desc.c = &c;
-    assert_int_equal(ptxq_gemm_kernel_for(&v.desc, &v.a, &v.b, &v.d, name, sizeof name), PTXQ_OK);
-    assert_null(strstr(name, "_ts"));
+    assert_null(strstr(kernel_of(&v, name), "_ts"));
     v.desc.c = NULL;
     /* contiguous: 4 groups' B [4, N, K] and scales [4, N/128, K/128] */
     v.b = ptxq_tensor_make(PTXQ_E4M3, 3, (int64_t[]){4, 7168, 2048}, 0x20000);
@@ -533,8 +534,7 @@ static void test_validate_ts_general(void **state) {
     grp = ptxq_tensor_make(PTXQ_I32, 1, (int64_t[]){4096}, 0x600000);
     v.desc.grouping = PTXQ_GEMM_GROUP_CONTIGUOUS;
     v.desc.group_rows = &grp;
-    assert_int_equal(ptxq_gemm_kernel_for(&v.desc, &v.a, &v.b, &v.d, name, sizeof name), PTXQ_OK);
-    assert_string_equal(name, "gemm_e4m3_e4m3_block_n192_tsg_sm");
+    assert_string_equal(kernel_of(&v, name), "gemm_e4m3_e4m3_block_n192_tsg_sm");
     v.desc.tile_m = 192;
     assert_int_equal(vrun(&v), PTXQ_ERR_INVALID_ARGUMENT);
     v.desc.tile_m = 0;
@@ -544,8 +544,7 @@ static void test_validate_ts_general(void **state) {
     v.sa = ptxq_tensor_make(PTXQ_F32, 2, (int64_t[]){1024, 16}, 0x40000);
     grp = ptxq_tensor_make(PTXQ_I32, 1, (int64_t[]){4}, 0x600000);
     v.desc.grouping = PTXQ_GEMM_GROUP_MASKED;
-    assert_int_equal(ptxq_gemm_kernel_for(&v.desc, &v.a, &v.b, &v.d, name, sizeof name), PTXQ_OK);
-    assert_non_null(strstr(name, "_tsg"));
+    assert_non_null(strstr(kernel_of(&v, name), "_tsg"));
     assert_null(strstr(name, "_m192"));
     if (!has_kernel(name)) fail_msg("%s is not embedded", name);
 }
