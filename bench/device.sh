@@ -113,6 +113,9 @@ for fam in ${BENCHES-quant gemv gemm}; do
        if [ "$fam" = gemm ]; then
          run_bench bench_gemm_rounds_tensor bench gemm --m 8192 --n 8192 --k 8192 --scaling tensor --rounds ${ROUNDS:-5}
          run_bench bench_gemm_rounds_block bench gemm --m 4096 --n 7168 --k 16384 --scaling block --rounds ${ROUNDS:-5}
+         # grouped (MoE) GEMMs on DeepGEMM's shapes, beside the register-store epilogue
+         run_bench bench_gemm_moe_contig bench gemm --moe contiguous --store 0,-1 --no-cublas
+         run_bench bench_gemm_moe_masked bench gemm --moe masked --store 0,-1 --no-cublas
        fi ;;
   esac
 done
