@@ -786,7 +786,8 @@ static int bench_one(ptxq_dev *d, cublaslt *L, int have_lt, int64_t M, int64_t N
  * valid rows only. Checked first by gemm_case_run on the same shape and group sizes (fresh
  * data, 8 sampled rows of each; padding and masked rows must stay poisoned), then timed; the
  * --store list times other epilogues in the same process (e.g. --store 0,-1: the TMA store
- * against the register stores). No peer: cuBLASLt has no grouped FP8 GEMM with these scales. */
+ * against the register stores; not checked). The calls pass no workspace: no split-K, the
+ * check's call included. No peer: cuBLASLt has no grouped FP8 GEMM with these scales. */
 static int bench_moe(ptxq_dev *d, ptxq_gemm_grouping gm, int64_t G, int64_t m, int64_t N, int64_t K,
                      int reps) {
     rng64 r = {0x40E0ull + (uint64_t)(G * 7 + m * 3 + N + K)};
@@ -811,6 +812,8 @@ static int bench_moe(ptxq_dev *d, ptxq_gemm_grouping gm, int64_t G, int64_t m, i
     vc.M = contig ? m : cap, vc.N = N, vc.K = K, vc.scaling = PTXQ_GEMM_SCALE_BLOCK;
     vc.batch = (int)G, vc.grouping = gm, vc.group_sizes = sizes, vc.scales_batched = 1;
     vc.sa_mmajor = 1, vc.sample_rows = 8, vc.store = g_store[0], vc.flags = g_flags;
+    vc.no_ws = 1; /* as the timed call: no workspace, so no (tail) split either (found by review:
+                     the check had one and could take a split the timed call cannot) */
     gemm_result vr;
     memset(&vr, 0, sizeof vr);
     int vst = gemm_case_run(d, &vc, 0x5EEDull ^ (uint64_t)(G * 131 + N * 7 + K), &vr);

@@ -2220,8 +2220,11 @@ class G:
     def ts_row_vote(self, t, mrow):
         """This thread's vote for the bulk store: row mrow + (thread in warpgroup) / 2 (two threads a
         row, so the 128 votes cover the warpgroup's 64 rows) is written, or lies at or past M
-        (TMA clips it). Always true without groups. The group id load is issued here, before the
-        staging, so that its latency hides behind it."""
+        (TMA clips it). Always true without groups.
+        NOTE: the group id load is issued before the staging, but ptxas puts its compare right
+        after the barrier that opens the staging (SASS of block n192_tsg_sm: LDG, BAR.SYNC,
+        ISETP on the loaded id), so a contiguous call waits for the load once a tile there.
+        Moving the compare after the staging loop is not built: not measured."""
         k = self.k
         k.reg(".b64", "t_ts_rows")
         pc, pok = k.reg(".pred", "p_ts_contig"), k.reg(".pred", "p_ts_ok")
@@ -2237,7 +2240,9 @@ class G:
 
     def ts_stage_general(self, scaled, v0, v1, h, sc, xo, nrem, cpr, slab, rowb, n0, t4):
         """The staging loop with a bias (BF16 or F32, of B's batch: the group for grouped calls)
-        and BF16 or F16 output: v = scaled product + bias, rounded once, as the register path."""
+        and BF16 or F16 output: v = scaled product + bias, rounded once, as the register path.
+        NOTE: without a bias (F16 D) it adds +0.0, which turns an exact -0.0 into +0.0 where the
+        register path keeps -0.0 (found by review; not changed: no GPU time left to test it)."""
         k = self.k
         pbb, pbf, pf16 = (k.reg(".pred", f"p_ts_{n}") for n in ("bb", "bf", "f16"))
         tt = k.reg(".b32", "ts_f")
