@@ -41,7 +41,8 @@
  *                   Each timing is sampled by NVML where the driver has it (bench_nvml.h): the
  *                   SM clock, power and whether the power cap held the clock down, per side.
  *                   [--moe contiguous|masked [--groups G --m M --n N --k K]] (grouped block-scaled
- *                   GEMMs, bench_moe below; without --groups DeepGEMM's grouped shapes)
+ *                   GEMMs, bench_moe below; without --groups DeepGEMM's grouped shapes; --tile-n
+ *                   applies)
  *   ptxq check gemm [--m M --n N --k K] [--scaling S] [--tile-n T] [--tile-m 128|192] [--cluster C] [--ctas C] [--sample R] [--seed S]
  *                   [--store 0|1|-1]
  *                   [--a e4m3|e5m2|bf16] [--b e4m3|e5m2|bf16] [--out bf16|f16|f32] [--batch L]
@@ -789,7 +790,7 @@ static int bench_one(ptxq_dev *d, cublaslt *L, int have_lt, int64_t M, int64_t N
  * against the register stores; not checked). The calls pass no workspace: no split-K, the
  * check's call included. No peer: cuBLASLt has no grouped FP8 GEMM with these scales. */
 static int bench_moe(ptxq_dev *d, ptxq_gemm_grouping gm, int64_t G, int64_t m, int64_t N, int64_t K,
-                     int reps) {
+                     int tile_n, int reps) {
     rng64 r = {0x40E0ull + (uint64_t)(G * 7 + m * 3 + N + K)};
     const int contig = gm == PTXQ_GEMM_GROUP_CONTIGUOUS;
     int32_t sizes[64];
@@ -811,6 +812,7 @@ static int bench_moe(ptxq_dev *d, ptxq_gemm_grouping gm, int64_t G, int64_t m, i
     memset(&vc, 0, sizeof vc);
     vc.M = contig ? m : cap, vc.N = N, vc.K = K, vc.scaling = PTXQ_GEMM_SCALE_BLOCK;
     vc.batch = (int)G, vc.grouping = gm, vc.group_sizes = sizes, vc.scales_batched = 1;
+    vc.tile_n = tile_n;
     vc.sa_mmajor = 1, vc.sample_rows = 8, vc.store = g_store[0], vc.flags = g_flags;
     vc.no_ws = 1; /* as the timed call: no workspace, so no (tail) split either (found by review:
                      the check had one and could take a split the timed call cannot) */
@@ -842,6 +844,7 @@ static int bench_moe(ptxq_dev *d, ptxq_gemm_grouping gm, int64_t G, int64_t m, i
     c.d = d;
     c.desc.scaling = PTXQ_GEMM_SCALE_BLOCK;
     c.desc.grouping = gm;
+    c.desc.tile_n = tile_n;
     c.desc.flags = g_flags;
     c.desc.store = g_store[0];
     c.b = ptxq_tensor_make(PTXQ_E4M3, 3, (int64_t[]){G, N, K}, B);
@@ -1058,18 +1061,19 @@ int bench_gemm_main(int argc, char **argv) {
         }
         if (bench_opt(argc, argv, "--groups", NULL)) {
             rc |= bench_moe(&d, gm, bench_opt_int(argc, argv, "--groups", 4), bench_opt_int(argc, argv, "--m", 8192),
-                            bench_opt_int(argc, argv, "--n", 4096), bench_opt_int(argc, argv, "--k", 7168), reps);
+                            bench_opt_int(argc, argv, "--n", 4096), bench_opt_int(argc, argv, "--k", 7168),
+                            tile_n, reps);
         } else if (gm == PTXQ_GEMM_GROUP_CONTIGUOUS) {
             /* DeepGEMM's contiguous shapes: (groups, m per group, N, K) */
             static const int64_t cs[4][4] = {{4, 8192, 4096, 7168}, {4, 8192, 7168, 2048},
                                              {8, 4096, 4096, 7168}, {8, 4096, 7168, 2048}};
-            for (int i = 0; i < 4; ++i) rc |= bench_moe(&d, gm, cs[i][0], cs[i][1], cs[i][2], cs[i][3], reps);
+            for (int i = 0; i < 4; ++i) rc |= bench_moe(&d, gm, cs[i][0], cs[i][1], cs[i][2], cs[i][3], tile_n, reps);
         } else {
             /* masked (decode): groups x expected rows, N, K */
             static const int64_t ms[6][4] = {{1, 1024, 4096, 7168}, {1, 1024, 7168, 2048},
                                              {2, 512, 4096, 7168}, {2, 512, 7168, 2048},
                                              {4, 256, 4096, 7168}, {4, 256, 7168, 2048}};
-            for (int i = 0; i < 6; ++i) rc |= bench_moe(&d, gm, ms[i][0], ms[i][1], ms[i][2], ms[i][3], reps);
+            for (int i = 0; i < 6; ++i) rc |= bench_moe(&d, gm, ms[i][0], ms[i][1], ms[i][2], ms[i][3], tile_n, reps);
         }
     } else if (sweep && !strcmp(sweep, "deepseek")) {
         for (int mi = 0; mi < 3; ++mi)
