@@ -2142,15 +2142,7 @@ class G:
             k(f"and.b32 {tf}, %a_flags, {(3 << BIAS_SHIFT) | 3}")
             k(f"setp.ne.u32 {pg}, {tf}, 0")
             k(f"@{pg} bra.uni {lab_gen}")
-        for q in range(nq):
-            s_, c = q // cpr, q % cpr
-            if self.mode == "row":
-                self.row_col_scales(q, sc, nrem)
-            for r in (0, 1):
-                scaled(v0, 4 * q + 2 * r, r, 0)
-                scaled(v1, 4 * q + 2 * r + 1, r, 1)
-                k(f"cvt.rn.bf16x2.f32 {h}, {v1}, {v0}")
-                k(f"st.shared.b32 [{xo[c]}+{s_ * slab + r * 8 * rowb}], {h}")
+        self.ts_stage_loop(scaled, v0, v1, h, sc, xo, nrem, cpr, slab, rowb)
         if self.tg:
             k(f"bra.uni {lab_staged}")
             k.label(lab_gen)
@@ -2260,14 +2252,25 @@ class G:
         k(f"cvt.u64.u32 {t64}, %bb_c")
         k(f"mad.lo.u64 {t64}, {t64}, %a_bias_bs, %a_bias")
         k(f"add.u64 {bp}, {bp}, {t64}")
-        pc, pt = k.reg(".pred", "p_ts_bc"), k.reg(".pred", "p_ts_bt")
-        hb, bv = k.reg(".b16", "ts_hb"), [k.reg(".f32", f"ts_bv{e}") for e in (0, 1)]
-        k(f"mov.b16 {hb}, 0")
+        self.ts_stage_loop(scaled, v0, v1, h, sc, xo, nrem, cpr, slab, rowb, (bp, pbb, pbf, pf16))
+
+    def ts_stage_loop(self, scaled, v0, v1, h, sc, xo, nrem, cpr, slab, rowb, bias=None):
+        """The staging loop: each column pair q of this thread's two rows, scaled, rounded to a
+        16-bit pair and stored at its swizzled place. bias (ts_stage_general): (pointer, BF16 and
+        F32 bias predicates, F16 predicate): the two columns' bias loaded (none past N) and added
+        before the rounding, which is BF16 or F16; without it the plain loop of the "_ts"
+        kernels, BF16."""
+        k = self.k
+        if bias:
+            bp, pbb, pbf, pf16 = bias
+            pc, pt = k.reg(".pred", "p_ts_bc"), k.reg(".pred", "p_ts_bt")
+            hb, bv = k.reg(".b16", "ts_hb"), [k.reg(".f32", f"ts_bv{e}") for e in (0, 1)]
+            k(f"mov.b16 {hb}, 0")
         for q in range(self.bn // 8):
             s_, c = q // cpr, q % cpr
             if self.mode == "row":
                 self.row_col_scales(q, sc, nrem)
-            for e in (0, 1):
+            for e in (0, 1) if bias else ():
                 j = 8 * q + e
                 k(f"mov.f32 {bv[e]}, 0f00000000")
                 k(f"setp.gt.s32 {pc}, {nrem}, {j}")
@@ -2279,10 +2282,13 @@ class G:
             for r in (0, 1):
                 scaled(v0, 4 * q + 2 * r, r, 0)
                 scaled(v1, 4 * q + 2 * r + 1, r, 1)
-                k(f"add.rn.f32 {v0}, {v0}, {bv[0]}")
-                k(f"add.rn.f32 {v1}, {v1}, {bv[1]}")
-                k(f"@!{pf16} cvt.rn.bf16x2.f32 {h}, {v1}, {v0}")
-                k(f"@{pf16} cvt.rn.f16x2.f32 {h}, {v1}, {v0}")
+                if bias:
+                    k(f"add.rn.f32 {v0}, {v0}, {bv[0]}")
+                    k(f"add.rn.f32 {v1}, {v1}, {bv[1]}")
+                    k(f"@!{pf16} cvt.rn.bf16x2.f32 {h}, {v1}, {v0}")
+                    k(f"@{pf16} cvt.rn.f16x2.f32 {h}, {v1}, {v0}")
+                else:
+                    k(f"cvt.rn.bf16x2.f32 {h}, {v1}, {v0}")
                 k(f"st.shared.b32 [{xo[c]}+{s_ * slab + r * 8 * rowb}], {h}")
 
     def store_rows(self, t, mrow, n0, stg, cpr, slab, rowb, nslab, scols):
