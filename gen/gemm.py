@@ -116,10 +116,10 @@ a bias and groups: the bias is added while staging, and a consumer warpgroup who
 all the tile's (masked rows past the batch's count, contiguous padding or another group's rows)
 writes the rows it owns from the staging buffer with 16-byte stores (store_rows) instead of the
 bulk store. Grouped block-scaled MoE GEMMs on an H100 (bench gemm --moe, 2026-11-28): contiguous
-1209-1256 TFLOPS against 589-870 with the register stores, masked (decode) 696-859 against
-490-747 (one shape of six 6% slower: G 1, 764 rows x 4096 x 7168, where the register path's width
-is 128). The code is in twins, not in the "_ts" kernels, because it moved their K loop (see
-epilogue_tma).
+1224-1314 TFLOPS against 574-887 with the register stores; masked (decode), where the tiles walk
+the groups' valid rows only (masked_walk), 682-1229 against 515-834 (bench/RESULTS.md,
+forty-fifth session). The code is in twins, not in the "_ts" kernels, because it moved their K
+loop (see epilogue_tma).
 
 Epilogue: flags (ptxq_gemm_args.flags, set by src/gemm.c) select the output type (bits 0-1: bf16,
 f16, f32), the bias (bits 2-3: none, bf16, f32), C (bit 4), the grouping (bits 5-6: none, masked,
@@ -284,10 +284,11 @@ ARGS = [
     ("u32", "beta"), ("u32", "splits"), ("u32", "kb_split"), ("u32", "full"), ("u32", "scmode"),
     ("u32", "dv_per"), ("u32", "sh_per"), ("u32", "dv_grp"), ("u32", "sh_grp"),
     ("u32", "dv_last"), ("u32", "sh_last"), ("u32", "dv_spl"), ("u32", "sh_spl"),
-    ("u32", "dv_tb"), ("u32", "sh_tb"), ("u32", "csplit"),
+    ("u32", "dv_tb"), ("u32", "sh_tb"), ("u32", "csplit"), ("u32", "batches"),
 ]
 # dv_X / sh_X: multiplier and shift that divide by X (per = group * tiles_n, grp = group, last = the
 # last M group's size, spl = splits, tb = tiles_b) without a division instruction (fdiv)
+# batches: A's batches (masked groups: G; masked_walk), loaded only by kernels that take groups
 # csplit = 1: split-K in clusters of `splits` CTAs, one unit each, summed through distributed
 # shared memory (cluster_split_reduce) instead of the workspace
 # flags
@@ -450,6 +451,10 @@ class G:
         self.ts = p.get("store") in ("tma", "tma_general")
         # tg ("_tsg"): the TMA-store epilogue for bias, F16 D and groups (epilogue_tma)
         self.tg = p.get("store") == "tma_general"
+        # groups: the kernel takes grouped calls (all but the plain "_ts" and "_m192" ones, which
+        # the runtime gives plain calls only: call_plain); masked groups walk their valid tiles
+        self.groups = not (self.ts and not self.tg)
+        self.outline = []  # code placed after the producer's exit (emit)
         # cw consumer warpgroups of 64 rows each: the tile is 64 * cw rows (M192_NOTE)
         self.cw = p.get("cw", 2)
         self.bm = 64 * self.cw
@@ -497,6 +502,21 @@ class G:
         k("setp.eq.u32 %p_one_c, %a_tiles_b, %a_ntiles")
         k(f"@%p_one_c bra.uni {lab}")
         self.unit_tile(tile, "%t_bat_c", "%p_one_c")
+        if self.groups:
+            lab_d = k.fresh("EPI_WALK")
+            for n in ("t_epi_gm", "t_epi_ut", "t_epi_tl"):
+                k.reg(".b32", n)
+            k("bfe.u32 %t_epi_gm, %a_flags, " + f"{GROUP_SHIFT}, 2")
+            k(f"setp.eq.u32 %p_one_c, %t_epi_gm, {GROUP_MASKED}")
+            k(f"@%p_one_c bra.uni {lab_d}")
+            saved, k.lines = k.lines, []
+            k.label(lab_d)
+            k.comment("masked: the walk again (a tile that ran is valid: it never walks off)")
+            k("mov.u32 %t_epi_ut, %t_bat_c")
+            self.masked_walk("%t_epi_ut", "%t_bat_c", "%t_epi_tl", "%t_epi_gm", lab, "e")
+            k(f"bra.uni {lab}")
+            self.outline += k.lines
+            k.lines = saved
         k(f"div.u32 %t_bat_c, %t_bat_c, %a_tiles_b")
         k.label(lab)
         self.tile_select("%t_bat_c", m0, "c")
@@ -783,6 +803,44 @@ class G:
             self.mx_scale_setup(m0, n0, mr0, mr1)
         k(f"mov.u32 {kb}, 0")
 
+    def masked_walk(self, ut, bat, tl, vtm, lab_off, tag):
+        """Masked groups: output tile ut counts only the batches' valid tiles (rows[b] rows, at
+        most M: ceil(rows / cluster tile) M tiles x tiles_n each, batch by batch). bat = its
+        batch, tl = its index there, vtm = that batch's valid (cluster) M tiles; ut past the last
+        batch's tiles: to lab_off.
+        NOTE: counted over the capacity instead, a CTA of the persistent grid got 0, 1 or 2 of
+        its tiles' rows (G 1 x 764 rows of 1536 at n192: 132 valid tiles in 264, two on some
+        SMs and none on others): that shape x 4096 x 7168 ran at 710 TFLOPS, walked 1195-1229
+        (H100, same process, 2026-11-28). One load a batch before the tile's (L1-resident after
+        the first tile): the walk costs O(G) at every tile start.
+        NOTE: emitted out of line (self.outline, after the producer's exit). Inline, ptxas
+        rescheduled the "_tsg" K loops and contiguous calls lost 4-8% (1081-1208 against
+        1158-1266 TFLOPS); out of line their K loops still differ from before, but contiguous
+        G 4 x 8192 x 4096 x 7168 took 2.22-2.23 M active cycles against 2.33 M (ncu, H100)."""
+        k = self.k
+        p, vt = k.reg(".pred", f"p_walk_{tag}"), k.reg(".b32", f"t_vt_{tag}")
+        ptr = k.reg(".b64", f"t_wrow_{tag}")
+        loop, found = k.fresh("WALK"), k.fresh("WALKED")
+        span = self.cl * self.bm
+        assert span & (span - 1) == 0, "the walk divides by the cluster tile's rows with a shift"
+        k(f"mov.u32 {bat}, 0")
+        k(f"mov.u32 {tl}, {ut}")
+        k.label(loop)
+        k(f"setp.ge.u32 {p}, {bat}, %a_batches")
+        k(f"@{p} bra.uni {lab_off}")
+        k(f"mad.wide.u32 {ptr}, {bat}, 4, %a_rows")
+        k(f"ld.global.nc.u32 {vt}, [{ptr}]")
+        k(f"min.u32 {vt}, {vt}, %a_m")
+        k(f"add.u32 {vt}, {vt}, {span - 1}")
+        k(f"shr.u32 {vtm}, {vt}, {span.bit_length() - 1}")
+        k(f"mul.lo.u32 {vt}, {vtm}, %a_tiles_n")
+        k(f"setp.lt.u32 {p}, {tl}, {vt}")
+        k(f"@{p} bra.uni {found}")
+        k(f"sub.u32 {tl}, {tl}, {vt}")
+        k(f"add.u32 {bat}, {bat}, 1")
+        k(f"bra.uni {loop}")
+        k.label(found)
+
     def tile_coords(self, tile, m0, n0, tag):
         """Batches first (tiles_b tiles each), then grouped rasterization inside a batch: tiles
         are numbered group by group; a group is `group` M-tiles by all N-tiles, walked down M
@@ -819,6 +877,40 @@ class G:
         k(f"sub.u32 {nk}, %a_nkb, {kb0}")
         k(f"min.u32 {nk}, {nk}, %a_kb_split")
         k.label(lab_s)
+        lab_r = k.fresh("RASTERED") if self.groups else None
+        if self.groups:
+            lab_w, lab_off = k.fresh("MASKED_WALK"), k.fresh("WALKED_OFF")
+            k(f"bfe.u32 {gsz}, %a_flags, {GROUP_SHIFT}, 2")
+            k(f"setp.eq.u32 {one}, {gsz}, {GROUP_MASKED}")
+            k(f"@{one} bra.uni {lab_w}")
+            saved, k.lines = k.lines, []
+            k.label(lab_w)
+            k.comment("masked: the valid tiles only (masked_walk), then grouped rasterization over\n"
+                      "the batch's valid M tiles (gsz: their count first); the last M group's divisor\n"
+                      "varies by batch: div.u32")
+            self.masked_walk(ut, bat, tl, gsz, lab_off, tag)
+            k(f"mul.lo.u32 {per}, %a_group, %a_tiles_n")
+            self.fdiv(gi, tl, "%a_dv_per", "%a_sh_per")
+            k(f"mul.lo.u32 {first}, {gi}, %a_group")
+            k(f"sub.u32 {gsz}, {gsz}, {first}")
+            k(f"min.u32 {gsz}, {gsz}, %a_group")
+            k(f"mul.lo.u32 {loc}, {gi}, {per}")
+            k(f"sub.u32 {loc}, {tl}, {loc}")
+            k(f"div.u32 {nt}, {loc}, {gsz}")
+            k(f"mul.lo.u32 {mt}, {nt}, {gsz}")
+            k(f"sub.u32 {mt}, {loc}, {mt}")
+            k(f"add.u32 {mt}, {mt}, {first}")
+            k(f"bra.uni {lab_r}")
+            k.label(lab_off)
+            k.comment("past the valid tiles: so is every later unit of this CTA (they only grow): a\n"
+                      "tile far past every row limit (tile_select skips it), and the loop ends")
+            k(f"mov.u32 {bat}, 0")
+            k(f"mov.u32 {nt}, 0")
+            k(f"mov.u32 {mt}, 0x00FFFFFF")
+            k(f"mov.u32 {tile}, %a_ntiles")
+            k(f"bra.uni {lab_r}")
+            self.outline += k.lines
+            k.lines = saved
         k(f"mov.u32 {bat}, 0")
         k(f"mov.u32 {tl}, {ut}")
         k(f"setp.eq.u32 {one}, %a_tiles_b, %a_ntiles")
@@ -846,6 +938,8 @@ class G:
         k(f"mul.lo.u32 {mt}, {nt}, {gsz}")
         k(f"sub.u32 {mt}, {loc}, {mt}")
         k(f"add.u32 {mt}, {mt}, {first}")
+        if lab_r:
+            k.label(lab_r)
         if self.cl == 1:
             k(f"mul.lo.u32 {m0}, {mt}, {self.bm}")
         else:
@@ -2216,7 +2310,10 @@ class G:
         NOTE: the group id load is issued before the staging, but ptxas puts its compare right
         after the barrier that opens the staging (SASS of block n192_tsg_sm: LDG, BAR.SYNC,
         ISETP on the loaded id), so a contiguous call waits for the load once a tile there.
-        Moving the compare after the staging loop is not built: not measured."""
+        NOTE: moving the compare after the staging loop (with a predicated bias add) put the
+        ISETP before the BAR.RED, but ptxas rebuilt block n192_tsg_sm's K loop (189 -> 185
+        SASS instructions): contiguous G 4 x 8192 x 4096 x 7168 2.48 -> 2.77 M cycles (ncu,
+        H100, 2026-11-28), 1060-1181 against 1168-1252 TFLOPS. Not kept."""
         k = self.k
         k.reg(".b64", "t_ts_rows")
         pc, pok = k.reg(".pred", "p_ts_contig"), k.reg(".pred", "p_ts_ok")
@@ -2356,7 +2453,8 @@ class G:
         k = self.k
         k.comment("---- arguments (one .param struct; layout in build/gen/gemm_args.h) and the maps")
         for typ, name in ARGS:
-            self.arg(name)
+            if name != "batches" or self.groups:
+                self.arg(name)
         if self.mode == "tensor":
             k.comment("per-tensor scales: a NULL pointer is 1.0 (tested before cvta, which need not map 0 to 0)")
             k(f"setp.ne.u64 {k.reg('.pred', 'p_sa')}, %a_sa, 0")
@@ -2435,6 +2533,10 @@ class G:
             self.consumer(ring)
         k.blank()
         self.producer(ring)
+        if self.outline:
+            k.comment("==== out of line: the masked walks (masked_walk), branched to from the tile starts\n"
+                      "NOTE: inline, their code moved ptxas's K-loop schedule of the \"_tsg\" kernels")
+            k.lines += self.outline
         params = [".param .align 64 .b8 tmap_a[128]", ".param .align 64 .b8 tmap_b[128]"]
         if self.ts:
             params.append(".param .align 64 .b8 tmap_d[128]")

@@ -722,6 +722,7 @@ static int plan_gemm(const ptxq_gemm_desc *desc, const ptxq_tensor *a, const ptx
     g->tiles_n = (uint32_t)tn;
     g->group = (uint32_t)(p->group < tm ? p->group : (tm > 0 ? tm : 1));
     g->tiles_b = (uint32_t)(tm * tn > 0 ? tm * tn : 1);
+    g->batches = (uint32_t)p->L; /* masked groups walk the batches' valid tiles (gen/gemm.py) */
     if (tm * tn * p->L * g->splits >= ((int64_t)1 << 31))
         return ptxq_fail(PTXQ_ERR_SHAPE, "gemm: too many work units");
     g->ntiles = (uint32_t)(full + (tm * tn * p->L - full) * g->splits);

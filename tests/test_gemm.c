@@ -1024,6 +1024,19 @@ XCASE(test_masked_block, PTXQ_GEMM_SCALE_BLOCK, 300, 256, 512, 0, c.batch = 5;
       c.grouping = PTXQ_GEMM_GROUP_MASKED; c.scales_batched = 1; c.sa_mmajor = 1)
 XCASE(test_masked_tensor_c2, PTXQ_GEMM_SCALE_TENSOR, 520, 300, 256, 0, c.batch = 5;
       c.grouping = PTXQ_GEMM_GROUP_MASKED; c.cluster = 2)
+/* masked groups walk the batches' valid tiles (gen/gemm.py masked_walk): runs of empty groups,
+ * a count past M (clamped), counts at and around the 128- and 256-row (cluster) tile edges;
+ * the TMA store, pairs, and the register epilogue (F32 D) */
+static const int32_t walk_rows[13] = {0, 260, 5000, 0, 0, 1, 129, 128, 0, 255, 3, 0, 200};
+XCASE(test_masked_walk_block, PTXQ_GEMM_SCALE_BLOCK, 260, 304, 256, 0, c.batch = 13;
+      c.grouping = PTXQ_GEMM_GROUP_MASKED; c.group_sizes = walk_rows; c.scales_batched = 1;
+      c.sa_mmajor = 1)
+XCASE(test_masked_walk_tensor_c2, PTXQ_GEMM_SCALE_TENSOR, 260, 304, 256, 128, c.batch = 13;
+      c.grouping = PTXQ_GEMM_GROUP_MASKED; c.group_sizes = walk_rows; c.cluster = 2)
+XCASE(test_masked_walk_row_f32, PTXQ_GEMM_SCALE_ROW, 260, 300, 256, 192, c.batch = 13;
+      c.grouping = PTXQ_GEMM_GROUP_MASKED; c.group_sizes = walk_rows; c.d_type = PTXQ_F32)
+XCASE(test_masked_walk_split, PTXQ_GEMM_SCALE_BLOCK, 260, 256, 1024, 0, c.batch = 13;
+      c.grouping = PTXQ_GEMM_GROUP_MASKED; c.group_sizes = walk_rows; c.split_k = 3)
 XCASE(test_contig_block, PTXQ_GEMM_SCALE_BLOCK, 300, 256, 512, 0, c.batch = 5;
       c.grouping = PTXQ_GEMM_GROUP_CONTIGUOUS; c.scales_batched = 1)
 XCASE(test_contig_tensor_bias_f32, PTXQ_GEMM_SCALE_TENSOR, 200, 300, 256, 192, c.batch = 4;
@@ -2585,7 +2598,11 @@ int main(void) {
         cmocka_unit_test(test_batch_block_bias),
         cmocka_unit_test(test_masked_block),
         cmocka_unit_test(test_masked_tensor_c2),
-        cmocka_unit_test(test_contig_block),
+        cmocka_unit_test(test_masked_walk_block),
+    cmocka_unit_test(test_masked_walk_tensor_c2),
+    cmocka_unit_test(test_masked_walk_row_f32),
+    cmocka_unit_test(test_masked_walk_split),
+    cmocka_unit_test(test_contig_block),
         cmocka_unit_test(test_contig_tensor_bias_f32),
         cmocka_unit_test(test_contig_row_e5m2),
         cmocka_unit_test(test_split_auto_tensor),
