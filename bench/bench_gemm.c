@@ -42,7 +42,7 @@
  *                   SM clock, power and whether the power cap held the clock down, per side.
  *                   [--moe contiguous|masked [--groups G --m M --n N --k K]] (grouped block-scaled
  *                   GEMMs, bench_moe below; without --groups DeepGEMM's grouped shapes; --tile-n
- *                   applies)
+ *                   applies; masked --hint 1: m as desc.expected_rows)
  *   ptxq check gemm [--m M --n N --k K] [--scaling S] [--tile-n T] [--tile-m 128|192] [--cluster C] [--ctas C] [--sample R] [--seed S]
  *                   [--store 0|1|-1]
  *                   [--a e4m3|e5m2|bf16] [--b e4m3|e5m2|bf16] [--out bf16|f16|f32] [--batch L]
@@ -783,14 +783,16 @@ static int bench_one(ptxq_dev *d, cublaslt *L, int have_lt, int64_t M, int64_t N
  * (DeepGEMM's grouped benchmark shapes by default): G experts' B [G, N, K] with scales
  * [G, N/128, K/128]; contiguous: the experts' rows back to back, each group of m x U(0.7, 1.3)
  * rows padded to 128 (group_rows maps each row, -1 on padding); masked: A [G, cap, K] with
- * cap = m rounded up to 128 x 1.5 and m x U(0.7, 1.3) valid rows a group. TFLOPS count the
+ * cap = m rounded up to 128 x 1.5 and m x U(0.7, 1.3) valid rows a group; with hint, m is the
+ * width pick's hint (desc.expected_rows, as DeepGEMM's expected_m; without it the pick counts
+ * the capacity: on these shapes the better pick on 5 of 6, bench/RESULTS.md). TFLOPS count the
  * valid rows only. Checked first by gemm_case_run on the same shape and group sizes (fresh
  * data, 8 sampled rows of each; padding and masked rows must stay poisoned), then timed; the
  * --store list times other epilogues in the same process (e.g. --store 0,-1: the TMA store
  * against the register stores; not checked). The calls pass no workspace: no split-K, the
  * check's call included. No peer: cuBLASLt has no grouped FP8 GEMM with these scales. */
 static int bench_moe(ptxq_dev *d, ptxq_gemm_grouping gm, int64_t G, int64_t m, int64_t N, int64_t K,
-                     int tile_n, int reps) {
+                     int tile_n, int hint, int reps) {
     rng64 r = {0x40E0ull + (uint64_t)(G * 7 + m * 3 + N + K)};
     const int contig = gm == PTXQ_GEMM_GROUP_CONTIGUOUS;
     int32_t sizes[64];
@@ -814,6 +816,7 @@ static int bench_moe(ptxq_dev *d, ptxq_gemm_grouping gm, int64_t G, int64_t m, i
     vc.batch = (int)G, vc.grouping = gm, vc.group_sizes = sizes, vc.scales_batched = 1;
     vc.tile_n = tile_n;
     vc.sa_mmajor = 1, vc.sample_rows = 8, vc.store = g_store[0], vc.flags = g_flags;
+    vc.expected_rows = contig || !hint ? 0 : m;
     vc.no_ws = 1; /* as the timed call: no workspace, so no (tail) split either (found by review:
                      the check had one and could take a split the timed call cannot) */
     gemm_result vr;
@@ -864,6 +867,7 @@ static int bench_moe(ptxq_dev *d, ptxq_gemm_grouping gm, int64_t G, int64_t m, i
         grp = ptxq_tensor_make(PTXQ_I32, 1, (int64_t[]){G}, GR);
     }
     c.desc.group_rows = &grp;
+    c.desc.expected_rows = vc.expected_rows;
     c.desc.a_scale = &c.sa;
     c.desc.b_scale = &c.sb;
     c.a0 = A, c.b0 = B, c.copies = 1;
@@ -1059,21 +1063,22 @@ int bench_gemm_main(int argc, char **argv) {
             fprintf(stderr, "--moe: contiguous or masked\n");
             return 2;
         }
+        int hint = (int)bench_opt_int(argc, argv, "--hint", 0);
         if (bench_opt(argc, argv, "--groups", NULL)) {
             rc |= bench_moe(&d, gm, bench_opt_int(argc, argv, "--groups", 4), bench_opt_int(argc, argv, "--m", 8192),
                             bench_opt_int(argc, argv, "--n", 4096), bench_opt_int(argc, argv, "--k", 7168),
-                            tile_n, reps);
+                            tile_n, hint, reps);
         } else if (gm == PTXQ_GEMM_GROUP_CONTIGUOUS) {
             /* DeepGEMM's contiguous shapes: (groups, m per group, N, K) */
             static const int64_t cs[4][4] = {{4, 8192, 4096, 7168}, {4, 8192, 7168, 2048},
                                              {8, 4096, 4096, 7168}, {8, 4096, 7168, 2048}};
-            for (int i = 0; i < 4; ++i) rc |= bench_moe(&d, gm, cs[i][0], cs[i][1], cs[i][2], cs[i][3], tile_n, reps);
+            for (int i = 0; i < 4; ++i) rc |= bench_moe(&d, gm, cs[i][0], cs[i][1], cs[i][2], cs[i][3], tile_n, hint, reps);
         } else {
             /* masked (decode): groups x expected rows, N, K */
             static const int64_t ms[6][4] = {{1, 1024, 4096, 7168}, {1, 1024, 7168, 2048},
                                              {2, 512, 4096, 7168}, {2, 512, 7168, 2048},
                                              {4, 256, 4096, 7168}, {4, 256, 7168, 2048}};
-            for (int i = 0; i < 6; ++i) rc |= bench_moe(&d, gm, ms[i][0], ms[i][1], ms[i][2], ms[i][3], tile_n, reps);
+            for (int i = 0; i < 6; ++i) rc |= bench_moe(&d, gm, ms[i][0], ms[i][1], ms[i][2], ms[i][3], tile_n, hint, reps);
         }
     } else if (sweep && !strcmp(sweep, "deepseek")) {
         for (int mi = 0; mi < 3; ++mi)

@@ -520,9 +520,13 @@ ptxq_status ptxq_gemv(ptxq_context *ctx, const ptxq_gemv_desc *desc, const ptxq_
  * shared-memory staging tile (desc.store; the consumers go on to the next tile meanwhile), bias
  * and groups included: a 64-row part of a tile that holds rows the call must not write (masked
  * or padding rows) stores the rows it owns from that tile with 16-byte stores instead (H100:
- * grouped MoE GEMMs 22-113% faster than the register stores they took before on nine of ten
- * shapes, bench/RESULTS.md); other plain BF16 tiles take a pair-store path; anything else a
- * per-element epilogue.
+ * grouped MoE GEMMs 24-118% faster than the register stores on nine of DeepGEMM's ten grouped
+ * shapes, masked 2 x 512 x 4096 x 7168 5% slower, bench/RESULTS.md); other plain BF16 tiles take a
+ * pair-store path; anything else a per-element epilogue.
+ * Masked groups: the persistent grid walks the valid tiles only (each group's first
+ * min(group_rows[g], M) rows, read on the device), so a capacity far above the counts costs
+ * nothing but the tile-width pick, which cannot see the counts: it counts the capacity, or
+ * desc.expected_rows a group when given.
  * Split-K (for few output tiles, e.g. small M): the K blocks of each tile are cut into `split_k`
  * ranges run by different CTAs, which store FP32 partials in a caller-owned workspace; the last
  * CTA of each tile sums them in split order (deterministic: the same D whatever the timing) and
@@ -606,6 +610,10 @@ typedef struct ptxq_gemm_desc {
     ptxq_gemm_grouping grouping;
     const ptxq_tensor *group_rows; /* I32: MASKED [G] rows used per group; CONTIGUOUS [M] group of
                                       each row (< 0: padding) */
+    int64_t expected_rows;      /* MASKED only: the rows a group is expected to use (DeepGEMM's
+                                   expected_m), a host-side hint for the tile-width pick, which
+                                   counts the tiles the kernel will run (0 = M, the capacity);
+                                   any value is correct, a close one is faster */
     int split_k;                /* 0 = the runtime's pick (without a workspace: only a split
                                    summed across a cluster), 1 = none, or
                                    2..64 (needs the workspace) */

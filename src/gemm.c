@@ -141,6 +141,20 @@ static int pick_tile_n(int64_t M, int64_t N, int sms, int ts, ptxq_gemm_scaling 
     return pick;
 }
 
+/* The rows pick_tile_n counts: M x L, or for masked groups the M tiles the kernels will run (they
+ * walk the valid tiles only, gen/gemm.py masked_walk): L x the expected rows' tiles, the
+ * capacity M without a hint. A wave of tiles more costs a whole wave (H100, bench gemm --moe
+ * masked, 2026-11-28): G 1 x 4096 x 7168 with 764 rows (6 M tiles) n192 1195-1229 TFLOPS (132
+ * tiles, one wave) and n128 765-785 (two); G 2 x 4096 x 7168 with 913 rows (8) n192 787-797 (176
+ * tiles, two waves) and n128 934-949 (256, two). So the pick is only as good as the hint: with
+ * DeepGEMM's groups of m x U(0.7, 1.3) rows and m as the hint it picked the faster width on 3 of
+ * 6 shapes, counting the capacity on 5 of 6. */
+static int64_t pick_rows(const ptxq_gemm_desc *desc, const gemm_plan *p) {
+    if (desc->grouping != PTXQ_GEMM_GROUP_MASKED || !desc->expected_rows) return p->M * p->L;
+    int64_t r = desc->expected_rows < p->M ? desc->expected_rows : p->M;
+    return ceil_div(r, PTXQ_GEMM_TILE_M) * PTXQ_GEMM_TILE_M * p->L;
+}
+
 /* Pipelined consumer variants (gen/gemm.py PIPES): "" (wait for each 128-K chain), "p2" (two
  * partial sets alternate by K block; tile_n 128 only) or "h2" (the chain split in two column
  * halves, one always queued; not BLOCK at 192). Defaults, measured on an H200 (same run,
@@ -451,9 +465,13 @@ static int plan_gemm(const ptxq_gemm_desc *desc, const ptxq_tensor *a, const ptx
                              ? "rows used per group" : "the group of each row of a");
         if (gr->data % 4)
             return ptxq_fail(PTXQ_ERR_ALIGNMENT, "gemm: group_rows must be 4-byte aligned");
+        if (desc->expected_rows < 0 || (desc->expected_rows && gm != PTXQ_GEMM_GROUP_MASKED))
+            return ptxq_fail(PTXQ_ERR_INVALID_ARGUMENT, "gemm: expected_rows %lld; >= 0 and for "
+                             "masked groups only", (long long)desc->expected_rows);
         g->rows = gr->data;
-    } else if (desc->group_rows) {
-        return ptxq_fail(PTXQ_ERR_INVALID_ARGUMENT, "gemm: group_rows given without a grouping");
+    } else if (desc->group_rows || desc->expected_rows) {
+        return ptxq_fail(PTXQ_ERR_INVALID_ARGUMENT, "gemm: %s given without a grouping",
+                         desc->group_rows ? "group_rows" : "expected_rows");
     }
 
     /* epilogue operands */
@@ -627,7 +645,7 @@ static int plan_gemm(const ptxq_gemm_desc *desc, const ptxq_tensor *a, const ptx
                 : desc->scaling == PTXQ_GEMM_SCALE_MX ? 128 /* the width built (gen/gemm.py) */
                 : p->tile_m != PTXQ_GEMM_TILE_M ? 128 /* the "_m192" width */
                 : (blk && !ts && !pipe_off())
-                    ? 128 : pick_tile_n(p->M * p->L, p->N, sms > 0 ? sms : 132, ts,
+                    ? 128 : pick_tile_n(pick_rows(desc, p), p->N, sms > 0 ? sms : 132, ts,
                                   desc->scaling, bf16);
     if (p->tile_n != 128 && p->tile_n != 160 && p->tile_n != 192 && !(bf16 && p->tile_n == 256))
         return ptxq_fail(PTXQ_ERR_INVALID_ARGUMENT, "gemm: tile_n %d; 0, 128, 160 or 192 expected "

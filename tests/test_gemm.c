@@ -64,7 +64,7 @@ static ptxq_status vrun(vcase *v) { return ptxq_gemm_validate(&v->desc, &v->a, &
 static void test_validate_refusals(void **state) {
     (void)state;
     ptxq_tensor grp, c, bias;
-    for (int cs = 0; cs < 16; ++cs) {
+    for (int cs = 0; cs < 17; ++cs) {
         vcase v;
         vcase_make(&v, PTXQ_GEMM_SCALE_TENSOR, 300, 520, 256);
         assert_int_equal(vrun(&v), PTXQ_OK);
@@ -109,6 +109,7 @@ static void test_validate_refusals(void **state) {
             want = PTXQ_ERR_SCALE_SHAPE;
             break;
         case 14: v.desc.grouping = (ptxq_gemm_grouping)5; want = PTXQ_ERR_INVALID_ARGUMENT; break;
+        case 15: v.desc.expected_rows = 256; want = PTXQ_ERR_INVALID_ARGUMENT; break; /* no groups */
         default: v.b.dtype = PTXQ_I8; want = PTXQ_ERR_DTYPE; break;
         }
         ptxq_status st = vrun(&v);
@@ -547,6 +548,16 @@ static void test_validate_ts_general(void **state) {
     assert_non_null(strstr(kernel_of(&v, name), "_tsg"));
     assert_null(strstr(name, "_m192"));
     if (!has_kernel(name)) fail_msg("%s is not embedded", name);
+    /* the width pick counts the tiles the walk runs: the capacity's 4 x 8 M tiles x 38 at n192
+     * (10 waves) beat n128 (14); an expected 128 rows a group: 4 x 1 M tiles, two waves at either
+     * width, n128 the cheaper; past M the hint is M */
+    assert_string_equal(kernel_of(&v, name), "gemm_e4m3_e4m3_block_n192_tsg_sm");
+    v.desc.expected_rows = 128;
+    assert_non_null(strstr(kernel_of(&v, name), "_n128"));
+    v.desc.expected_rows = 5000;
+    assert_string_equal(kernel_of(&v, name), "gemm_e4m3_e4m3_block_n192_tsg_sm");
+    v.desc.expected_rows = -1;
+    assert_int_equal(vrun(&v), PTXQ_ERR_INVALID_ARGUMENT);
 }
 
 /* BF16 x BF16 (TENSOR only, NULL scales = 1.0) and MXFP8's path choice (desc.mx_path). */

@@ -258,6 +258,7 @@ int gemm_case_run(ptxq_dev *d, const gemm_cfg *c, uint64_t seed, gemm_result *re
     desc.bias = nbias ? &tbias : NULL;
     desc.grouping = gm;
     desc.group_rows = hmap ? &tmap : NULL;
+    desc.expected_rows = c->expected_rows;
     desc.split_k = c->split_k;
     desc.store = c->store;
     desc.ctas = c->ctas;

@@ -46,6 +46,7 @@ typedef struct gemm_cfg {
     int batch;                  /* NONE: L > 1 batches of a rank-3 GEMM; MASKED/CONTIGUOUS: groups */
     int b_shared;               /* NONE batch: one rank-2 B for every batch */
     ptxq_gemm_grouping grouping;
+    int64_t expected_rows;      /* desc.expected_rows (masked groups: the width pick's hint) */
     const int32_t *group_sizes; /* grouped: each group's rows (contiguous: padded to 128 after it;
                                    masked: its count, <= M), instead of random ones; batch entries */
     int with_c;                 /* D = alpha * AB + beta * C (C random, d's dtype) */
