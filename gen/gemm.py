@@ -902,11 +902,13 @@ class G:
             k(f"add.u32 {mt}, {mt}, {first}")
             k(f"bra.uni {lab_r}")
             k.label(lab_off)
-            k.comment("past the valid tiles: so is every later unit of this CTA (they only grow): a\n"
-                      "tile far past every row limit (tile_select skips it), and the loop ends")
+            span = self.cl * self.bm
+            k.comment(f"past the valid tiles: so is every later unit of this CTA (they only grow): a\n"
+                      f"tile at row 2^32 - {span} (past any row limit, M < 2^31: tile_select skips it)\n"
+                      "and the loop ends")
             k(f"mov.u32 {bat}, 0")
             k(f"mov.u32 {nt}, 0")
-            k(f"mov.u32 {mt}, 0x00FFFFFF")
+            k(f"mov.u32 {mt}, {(1 << 32) // span - 1}")
             k(f"mov.u32 {tile}, %a_ntiles")
             k(f"bra.uni {lab_r}")
             self.outline += k.lines

@@ -142,16 +142,16 @@ static int pick_tile_n(int64_t M, int64_t N, int sms, int ts, ptxq_gemm_scaling 
 }
 
 /* The rows pick_tile_n counts: M x L, or for masked groups the M tiles the kernels will run (they
- * walk the valid tiles only, gen/gemm.py masked_walk): L x the expected rows' tiles, the
- * capacity M without a hint. A wave of tiles more costs a whole wave (H100, bench gemm --moe
+ * walk the valid tiles only, gen/gemm.py masked_walk): L x the expected rows' 128-row tiles, of
+ * the capacity M without a hint. A wave of tiles more costs a whole wave (H100, bench gemm --moe
  * masked, 2026-11-28): G 1 x 4096 x 7168 with 764 rows (6 M tiles) n192 1195-1229 TFLOPS (132
  * tiles, one wave) and n128 765-785 (two); G 2 x 4096 x 7168 with 913 rows (8) n192 787-797 (176
  * tiles, two waves) and n128 934-949 (256, two). So the pick is only as good as the hint: with
  * DeepGEMM's groups of m x U(0.7, 1.3) rows and m as the hint it picked the faster width on 3 of
  * 6 shapes, counting the capacity on 5 of 6. */
 static int64_t pick_rows(const ptxq_gemm_desc *desc, const gemm_plan *p) {
-    if (desc->grouping != PTXQ_GEMM_GROUP_MASKED || !desc->expected_rows) return p->M * p->L;
-    int64_t r = desc->expected_rows < p->M ? desc->expected_rows : p->M;
+    if (desc->grouping != PTXQ_GEMM_GROUP_MASKED) return p->M * p->L;
+    int64_t r = desc->expected_rows && desc->expected_rows < p->M ? desc->expected_rows : p->M;
     return ceil_div(r, PTXQ_GEMM_TILE_M) * PTXQ_GEMM_TILE_M * p->L;
 }
 

@@ -1048,6 +1048,13 @@ XCASE(test_masked_walk_row_f32, PTXQ_GEMM_SCALE_ROW, 260, 300, 256, 192, c.batch
       c.grouping = PTXQ_GEMM_GROUP_MASKED; c.group_sizes = walk_rows; c.d_type = PTXQ_F32)
 XCASE(test_masked_walk_split, PTXQ_GEMM_SCALE_BLOCK, 260, 256, 1024, 0, c.batch = 13;
       c.grouping = PTXQ_GEMM_GROUP_MASKED; c.group_sizes = walk_rows; c.split_k = 3)
+/* the tail split planned on the capacity (12 x 3 x 2 = 72 tiles on 16 CTAs: the last 8 split in
+ * two) while the walk runs 70 valid tiles: units of tiles 64..69 split, those of 70 and 71 walk
+ * off */
+static const int32_t tail_rows[12] = {260, 260, 260, 260, 260, 260, 260, 260, 260, 260, 260, 129};
+XCASE(test_masked_walk_tail_split, PTXQ_GEMM_SCALE_TENSOR, 260, 256, 2048, 128, c.batch = 12;
+      c.grouping = PTXQ_GEMM_GROUP_MASKED; c.group_sizes = tail_rows; c.ctas = 16;
+      c.want_splits = 2)
 XCASE(test_contig_block, PTXQ_GEMM_SCALE_BLOCK, 300, 256, 512, 0, c.batch = 5;
       c.grouping = PTXQ_GEMM_GROUP_CONTIGUOUS; c.scales_batched = 1)
 XCASE(test_contig_tensor_bias_f32, PTXQ_GEMM_SCALE_TENSOR, 200, 300, 256, 192, c.batch = 4;
@@ -2610,10 +2617,11 @@ int main(void) {
         cmocka_unit_test(test_masked_block),
         cmocka_unit_test(test_masked_tensor_c2),
         cmocka_unit_test(test_masked_walk_block),
-    cmocka_unit_test(test_masked_walk_tensor_c2),
-    cmocka_unit_test(test_masked_walk_row_f32),
-    cmocka_unit_test(test_masked_walk_split),
-    cmocka_unit_test(test_contig_block),
+        cmocka_unit_test(test_masked_walk_tensor_c2),
+        cmocka_unit_test(test_masked_walk_row_f32),
+        cmocka_unit_test(test_masked_walk_split),
+        cmocka_unit_test(test_masked_walk_tail_split),
+        cmocka_unit_test(test_contig_block),
         cmocka_unit_test(test_contig_tensor_bias_f32),
         cmocka_unit_test(test_contig_row_e5m2),
         cmocka_unit_test(test_split_auto_tensor),
