@@ -180,6 +180,7 @@ while chain kb runs. Per-tensor 8192^3 now takes 1.112-1.117 M cycles (cuBLASLt 
 block-scaled 4096x7168x16384 1.054 M (DeepGEMM's kernel 1.014 M).
 """
 
+import contextlib
 from ptx import Kernel, header, struct_layout, load_arg
 import sm90
 
@@ -509,14 +510,12 @@ class G:
             k("bfe.u32 %t_epi_gm, %a_flags, " + f"{GROUP_SHIFT}, 2")
             k(f"setp.eq.u32 %p_one_c, %t_epi_gm, {GROUP_MASKED}")
             k(f"@%p_one_c bra.uni {lab_d}")
-            saved, k.lines = k.lines, []
-            k.label(lab_d)
-            k.comment("masked: the walk again (a tile that ran is valid: it never walks off)")
-            k("mov.u32 %t_epi_ut, %t_bat_c")
-            self.masked_walk("%t_epi_ut", "%t_bat_c", "%t_epi_tl", "%t_epi_gm", lab, "e")
-            k(f"bra.uni {lab}")
-            self.outline += k.lines
-            k.lines = saved
+            with self.out_of_line():
+                k.label(lab_d)
+                k.comment("masked: the walk again (a tile that ran is valid: it never walks off)")
+                k("mov.u32 %t_epi_ut, %t_bat_c")
+                self.masked_walk("%t_epi_ut", "%t_bat_c", "%t_epi_tl", "%t_epi_gm", lab, "e")
+                k(f"bra.uni {lab}")
         k(f"div.u32 %t_bat_c, %t_bat_c, %a_tiles_b")
         k.label(lab)
         self.tile_select("%t_bat_c", m0, "c")
@@ -803,6 +802,17 @@ class G:
             self.mx_scale_setup(m0, n0, mr0, mr1)
         k(f"mov.u32 {kb}, 0")
 
+    @contextlib.contextmanager
+    def out_of_line(self):
+        """What is emitted inside goes after the producer's exit (self.outline, emit), reached
+        only by branches: code off the hot path that must not move ptxas's K-loop schedule."""
+        saved, self.k.lines = self.k.lines, []
+        try:
+            yield
+        finally:
+            self.outline += self.k.lines
+            self.k.lines = saved
+
     def masked_walk(self, ut, bat, tl, vtm, lab_off, tag):
         """Masked groups: output tile ut counts only the batches' valid tiles (rows[b] rows, at
         most M: ceil(rows / cluster tile) M tiles x tiles_n each, batch by batch). bat = its
@@ -883,36 +893,34 @@ class G:
             k(f"bfe.u32 {gsz}, %a_flags, {GROUP_SHIFT}, 2")
             k(f"setp.eq.u32 {one}, {gsz}, {GROUP_MASKED}")
             k(f"@{one} bra.uni {lab_w}")
-            saved, k.lines = k.lines, []
-            k.label(lab_w)
-            k.comment("masked: the valid tiles only (masked_walk), then grouped rasterization over\n"
-                      "the batch's valid M tiles (gsz: their count first); the last M group's divisor\n"
-                      "varies by batch: div.u32")
-            self.masked_walk(ut, bat, tl, gsz, lab_off, tag)
-            k(f"mul.lo.u32 {per}, %a_group, %a_tiles_n")
-            self.fdiv(gi, tl, "%a_dv_per", "%a_sh_per")
-            k(f"mul.lo.u32 {first}, {gi}, %a_group")
-            k(f"sub.u32 {gsz}, {gsz}, {first}")
-            k(f"min.u32 {gsz}, {gsz}, %a_group")
-            k(f"mul.lo.u32 {loc}, {gi}, {per}")
-            k(f"sub.u32 {loc}, {tl}, {loc}")
-            k(f"div.u32 {nt}, {loc}, {gsz}")
-            k(f"mul.lo.u32 {mt}, {nt}, {gsz}")
-            k(f"sub.u32 {mt}, {loc}, {mt}")
-            k(f"add.u32 {mt}, {mt}, {first}")
-            k(f"bra.uni {lab_r}")
-            k.label(lab_off)
-            span = self.cl * self.bm
-            k.comment(f"past the valid tiles: so is every later unit of this CTA (they only grow): a\n"
-                      f"tile at row 2^32 - {span} (past any row limit, M < 2^31: tile_select skips it)\n"
-                      "and the loop ends")
-            k(f"mov.u32 {bat}, 0")
-            k(f"mov.u32 {nt}, 0")
-            k(f"mov.u32 {mt}, {(1 << 32) // span - 1}")
-            k(f"mov.u32 {tile}, %a_ntiles")
-            k(f"bra.uni {lab_r}")
-            self.outline += k.lines
-            k.lines = saved
+            with self.out_of_line():
+                k.label(lab_w)
+                k.comment("masked: the valid tiles only (masked_walk), then grouped rasterization over\n"
+                          "the batch's valid M tiles (gsz: their count first); the last M group's divisor\n"
+                          "varies by batch: div.u32")
+                self.masked_walk(ut, bat, tl, gsz, lab_off, tag)
+                k(f"mul.lo.u32 {per}, %a_group, %a_tiles_n")
+                self.fdiv(gi, tl, "%a_dv_per", "%a_sh_per")
+                k(f"mul.lo.u32 {first}, {gi}, %a_group")
+                k(f"sub.u32 {gsz}, {gsz}, {first}")
+                k(f"min.u32 {gsz}, {gsz}, %a_group")
+                k(f"mul.lo.u32 {loc}, {gi}, {per}")
+                k(f"sub.u32 {loc}, {tl}, {loc}")
+                k(f"div.u32 {nt}, {loc}, {gsz}")
+                k(f"mul.lo.u32 {mt}, {nt}, {gsz}")
+                k(f"sub.u32 {mt}, {loc}, {mt}")
+                k(f"add.u32 {mt}, {mt}, {first}")
+                k(f"bra.uni {lab_r}")
+                k.label(lab_off)
+                span = self.cl * self.bm
+                k.comment(f"past the valid tiles: so is every later unit of this CTA (they only grow): a\n"
+                          f"tile at row 2^32 - {span} (past any row limit, M < 2^31: tile_select skips it)\n"
+                          "and the loop ends")
+                k(f"mov.u32 {bat}, 0")
+                k(f"mov.u32 {nt}, 0")
+                k(f"mov.u32 {mt}, {(1 << 32) // span - 1}")
+                k(f"mov.u32 {tile}, %a_ntiles")
+                k(f"bra.uni {lab_r}")
         k(f"mov.u32 {bat}, 0")
         k(f"mov.u32 {tl}, {ut}")
         k(f"setp.eq.u32 {one}, %a_tiles_b, %a_ntiles")
