@@ -42,7 +42,8 @@
  *                   SM clock, power and whether the power cap held the clock down, per side.
  *                   [--moe contiguous|masked [--groups G --m M --n N --k K]] (grouped block-scaled
  *                   GEMMs, bench_moe below; without --groups DeepGEMM's grouped shapes; --tile-n
- *                   applies; masked --hint 1: m as desc.expected_rows)
+ *                   applies; masked --hint 1: m as desc.expected_rows; --spread S: groups of
+ *                   m x U(1 - S, 1 + S) rows, 0.3 by default, 0 for exactly m; with --groups only)
  *   ptxq check gemm [--m M --n N --k K] [--scaling S] [--tile-n T] [--tile-m 128|192] [--cluster C] [--ctas C] [--sample R] [--seed S]
  *                   [--store 0|1|-1]
  *                   [--a e4m3|e5m2|bf16] [--b e4m3|e5m2|bf16] [--out bf16|f16|f32] [--batch L]
@@ -782,8 +783,9 @@ static int bench_one(ptxq_dev *d, cublaslt *L, int have_lt, int64_t M, int64_t N
 /* --moe contiguous|masked: grouped block-scaled GEMMs as a mixture-of-experts layer runs them
  * (DeepGEMM's grouped benchmark shapes by default): G experts' B [G, N, K] with scales
  * [G, N/128, K/128]; contiguous: the experts' rows back to back, each group of m x U(0.7, 1.3)
- * rows padded to 128 (group_rows maps each row, -1 on padding); masked: A [G, cap, K] with
- * cap = m rounded up to 128 x 1.5 and m x U(0.7, 1.3) valid rows a group; with hint, m is the
+ * rows (spread 0.3; 0: exactly m) padded to 128 (group_rows maps each row, -1 on padding); masked: A [G, cap, K] with
+ * cap = m rounded up to 128 x 1.5 and m x U(0.7, 1.3) valid rows a group (spread 0.3; with
+ * --groups, --spread S: U(1 - S, 1 + S)); with hint, m is the
  * width pick's hint (desc.expected_rows, as DeepGEMM's expected_m; without it the pick counts
  * the capacity: on these shapes the better pick on 5 of 6, bench/RESULTS.md). TFLOPS count the
  * valid rows only. Checked first by gemm_case_run on the same shape and group sizes (fresh
@@ -791,18 +793,25 @@ static int bench_one(ptxq_dev *d, cublaslt *L, int have_lt, int64_t M, int64_t N
  * --store list times other epilogues in the same process (e.g. --store 0,-1: the TMA store
  * against the register stores; not checked). The calls pass no workspace: no split-K, the
  * check's call included. No peer: cuBLASLt has no grouped FP8 GEMM with these scales. */
+/* a number, or bad when the text is not one (bench_moe then refuses it) */
+static double strtod_or(const char *v, double bad) {
+    char *end = NULL;
+    double x = strtod(v, &end);
+    return end != v && *end == 0 ? x : bad;
+}
+
 static int bench_moe(ptxq_dev *d, ptxq_gemm_grouping gm, int64_t G, int64_t m, int64_t N, int64_t K,
-                     int tile_n, int hint, int reps) {
+                     int tile_n, int hint, double spread, int reps) {
     rng64 r = {0x40E0ull + (uint64_t)(G * 7 + m * 3 + N + K)};
     const int contig = gm == PTXQ_GEMM_GROUP_CONTIGUOUS;
-    int32_t sizes[64];
+    int32_t sizes[256];
     int64_t valid = 0, Mtot = 0, cap = (m + 127) / 128 * 128 * 3 / 2;
-    if (G < 1 || G > 64 || m < 1 || N < 1 || K < 128 || K % 128) {
-        fprintf(stderr, "bench gemm --moe: 1..64 groups, m >= 1, K a multiple of 128\n");
+    if (G < 1 || G > 256 || m < 1 || N < 1 || K < 128 || K % 128 || !(spread >= 0 && spread < 1)) {
+        fprintf(stderr, "bench gemm --moe: 1..256 groups, m >= 1, K a multiple of 128, 0 <= spread < 1\n");
         return 1;
     }
     for (int64_t g = 0; g < G; ++g) {
-        int64_t sz = (int64_t)((double)m * (0.7 + 0.6 * rng_uniform(&r)) + 0.5);
+        int64_t sz = (int64_t)((double)m * (1.0 - spread + 2.0 * spread * rng_uniform(&r)) + 0.5);
         if (!contig && sz > cap) sz = cap;
         sizes[g] = (int32_t)sz;
         valid += sz;
@@ -1067,18 +1076,18 @@ int bench_gemm_main(int argc, char **argv) {
         if (bench_opt(argc, argv, "--groups", NULL)) {
             rc |= bench_moe(&d, gm, bench_opt_int(argc, argv, "--groups", 4), bench_opt_int(argc, argv, "--m", 8192),
                             bench_opt_int(argc, argv, "--n", 4096), bench_opt_int(argc, argv, "--k", 7168),
-                            tile_n, hint, reps);
+                            tile_n, hint, strtod_or(bench_opt(argc, argv, "--spread", "0.3"), -1.0), reps);
         } else if (gm == PTXQ_GEMM_GROUP_CONTIGUOUS) {
             /* DeepGEMM's contiguous shapes: (groups, m per group, N, K) */
             static const int64_t cs[4][4] = {{4, 8192, 4096, 7168}, {4, 8192, 7168, 2048},
                                              {8, 4096, 4096, 7168}, {8, 4096, 7168, 2048}};
-            for (int i = 0; i < 4; ++i) rc |= bench_moe(&d, gm, cs[i][0], cs[i][1], cs[i][2], cs[i][3], tile_n, hint, reps);
+            for (int i = 0; i < 4; ++i) rc |= bench_moe(&d, gm, cs[i][0], cs[i][1], cs[i][2], cs[i][3], tile_n, hint, 0.3, reps);
         } else {
             /* masked (decode): groups x expected rows, N, K */
             static const int64_t ms[6][4] = {{1, 1024, 4096, 7168}, {1, 1024, 7168, 2048},
                                              {2, 512, 4096, 7168}, {2, 512, 7168, 2048},
                                              {4, 256, 4096, 7168}, {4, 256, 7168, 2048}};
-            for (int i = 0; i < 6; ++i) rc |= bench_moe(&d, gm, ms[i][0], ms[i][1], ms[i][2], ms[i][3], tile_n, hint, reps);
+            for (int i = 0; i < 6; ++i) rc |= bench_moe(&d, gm, ms[i][0], ms[i][1], ms[i][2], ms[i][3], tile_n, hint, 0.3, reps);
         }
     } else if (sweep && !strcmp(sweep, "deepseek")) {
         for (int mi = 0; mi < 3; ++mi)

@@ -76,8 +76,8 @@ int gemm_case_run(ptxq_dev *d, const gemm_cfg *c, uint64_t seed, gemm_result *re
     int32_t *hmap = NULL;
     int64_t nmap = 0;
     if (gm == PTXQ_GEMM_GROUP_CONTIGUOUS) {
-        int64_t sizes[64], tot = 0;
-        for (int64_t g = 0; g < G && g < 64; ++g) {
+        int64_t *sizes = xmalloc((size_t)G * sizeof *sizes), tot = 0;
+        for (int64_t g = 0; g < G; ++g) {
             sizes[g] = c->group_sizes ? c->group_sizes[g]
                        : g == 1 && G > 2 ? 0 : 1 + (int64_t)(rng_uniform(&r) * (double)c->M);
             tot += (sizes[g] + 127) / 128 * 128;
@@ -86,10 +86,11 @@ int gemm_case_run(ptxq_dev *d, const gemm_cfg *c, uint64_t seed, gemm_result *re
         nmap = M;
         hmap = malloc((size_t)(M > 0 ? M : 1) * 4);
         int64_t row = 0;
-        for (int64_t g = 0; g < G && g < 64; ++g) {
+        for (int64_t g = 0; g < G; ++g) {
             int64_t padded = (sizes[g] + 127) / 128 * 128;
             for (int64_t i = 0; i < padded; ++i) hmap[row++] = i < sizes[g] ? (int32_t)g : -1;
         }
+        free(sizes);
     } else if (gm == PTXQ_GEMM_GROUP_MASKED) {
         nmap = G;
         hmap = malloc((size_t)G * 4);
