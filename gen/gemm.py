@@ -271,6 +271,9 @@ CS_UNITS = 2                   # cluster_split_reduce: units of two pairs summed
 # n192_ts_sm 4096x7168x16384 1.036-1.043 -> 1.056-1.076 M cycles (H100, ncu at its locked clock,
 # 2026-11-26); those run split-K through the workspace.
 CS_TILE_N = 128
+# masked_walk's cursors: a (first tile, batch) pair of u32 for each of the producer, the scale warp
+# and the consumers, after everything else in shared memory (geometry), in the kernels that take groups
+CURSOR_BYTES = 32
 
 # byte strides: ldd, ldc (rows), *_bs (batches); element strides: sam, sak, sbn, sbk (scales)
 ARGS = [
@@ -323,10 +326,11 @@ def staged_scales(mode, pipe):
 # 1.207-1.215 M active cycles, 4 (built) 1.088, 5 (the TMA-store staging cut to one 64-column slab a
 # warpgroup, stored slab by slab: 1.094 at 4 stages) 1.090-1.092; BLOCK 3 stages +7%. Four 40 KiB
 # stages already cover the operands' arrival; a fifth is not worth the slab-by-slab store.
-def geometry(bn, ts=False, mx=False, sc=False, sm=False, cw=2):
+def geometry(bn, ts=False, mx=False, sc=False, sm=False, cw=2, cursors=False):
     """(stage bytes, stages, dynamic shared memory). Layout: stages x stage, the TMA-store staging,
     (sm) a slot of TMA-loaded scales per stage (sm_sa(cw) + 128 bytes), full/empty barriers and the split-K flag, then
-    (sc without sm) a SC_SLOT of staged scales per stage, then (mx) the MX scale buffers."""
+    (sc without sm) a SC_SLOT of staged scales per stage, then (mx) the MX scale buffers, then
+    (cursors: kernels that take groups) the masked walk's cursors, CURSOR_BYTES."""
     stage = 64 * cw * BK + bn * BK
     stg = staging_bytes(bn, ts, cw)
     slot = sm_sa(cw) + 128 if sm else SC_SLOT if sc else 0
@@ -335,6 +339,9 @@ def geometry(bn, ts=False, mx=False, sc=False, sm=False, cw=2):
     smem = 1024 + stages * stage + stg + 16 * stages + 16 + slot * stages  # + the split-K flag
     if mx:
         smem += MX_SCALE_BYTES
+    if cursors:
+        smem += CURSOR_BYTES
+    assert smem <= SMEM_LIMIT
     return stage, stages, smem
 
 
@@ -363,7 +370,7 @@ def variants():
                 for pipe in pipes:
                     for cl in CLUSTERS:
                         for sm in ((False, True) if staged_scales(mode, pipe) else (False,)):
-                            stage, stages, smem = geometry(bn, sc=staged_scales(mode, pipe), sm=sm)
+                            stage, stages, smem = geometry(bn, sc=staged_scales(mode, pipe), sm=sm, cursors=True)
                             prm = {"mode": mode, "a_type": ab[0], "b_type": ab[1], "tile_m": BM,
                                    "tile_n": bn, "tile_k": BK, "stages": stages,
                                    "stage_bytes": stage, "smem": smem, "threads": THREADS,
@@ -376,21 +383,21 @@ def variants():
     for ab in AB_TYPES:
         for bn in MX_WIDTHS:
             for cl in CLUSTERS:
-                stage, stages, smem = geometry(bn, False, True)
+                stage, stages, smem = geometry(bn, False, True, cursors=True)
                 res.append((kernel_name("mx", bn, cl, "", ab),
                             {"mode": "mx", "a_type": ab[0], "b_type": ab[1], "tile_m": BM,
                              "tile_n": bn, "tile_k": BK, "stages": stages, "stage_bytes": stage,
                              "smem": smem, "threads": THREADS, "cluster": cl}))
     for bn in BF16_TILE_N:
         for cl in CLUSTERS:
-            stage, stages, smem = geometry(bn)
+            stage, stages, smem = geometry(bn, cursors=True)
             res.append((kernel_name("tensor", bn, cl, "", BF16),
                         {"mode": "tensor", "a_type": "bf16", "b_type": "bf16", "tile_m": BM,
                          "tile_n": bn, "tile_k": BK, "stages": stages, "stage_bytes": stage,
                          "smem": smem, "threads": THREADS, "cluster": cl}))
             if bn in TS_WIDTHS + (256,):
-                stage, stages, smem = geometry(bn, True)
                 for tg in (False, True):
+                    stage, stages, smem = geometry(bn, True, cursors=tg)
                     res.append((kernel_name("tensor", bn, cl, "", BF16, True, tg=tg),
                                 {"mode": "tensor", "a_type": "bf16", "b_type": "bf16", "tile_m": BM,
                                  "tile_n": bn, "tile_k": BK, "stages": stages, "stage_bytes": stage,
@@ -414,8 +421,9 @@ def variants():
             pipe = default_pipe(mode, bn)
             for cl in CLUSTERS:
                 for sm in ((False, True) if staged_scales(mode, pipe) else (False,)):
-                    stage, stages, smem = geometry(bn, True, mode == "mx", staged_scales(mode, pipe), sm)
                     for tg in (False, True):
+                        stage, stages, smem = geometry(bn, True, mode == "mx", staged_scales(mode, pipe), sm,
+                                                       cursors=tg)
                         prm = {"mode": mode, "a_type": ab[0], "b_type": ab[1], "tile_m": BM,
                                "tile_n": bn, "tile_k": BK, "stages": stages, "stage_bytes": stage,
                                "smem": smem, "threads": THREADS, "cluster": cl,
@@ -472,7 +480,7 @@ class G:
         # sm: the staged BLOCK scales come by TMA with the operands (no scale warp)
         self.sm = self.sc and p.get("scales") == "tma"
         self.stage, self.stages, self.smem = geometry(self.bn, self.ts, self.mode == "mx", self.sc,
-                                                      self.sm, self.cw)
+                                                      self.sm, self.cw, self.groups)
         self.off, self.argsize = arg_offsets()
         # idle: a consumer warpgroup whose 64 rows all lie past the row limit runs idle_kloop.
         # NOTE: not in the MX promote kernels (ptxas spills 16 bytes with it) nor in the plain
@@ -822,7 +830,20 @@ class G:
         its tiles' rows (G 1 x 764 rows of 1536 at n192: 132 valid tiles in 264, two on some
         SMs and none on others): that shape x 4096 x 7168 ran at 710 TFLOPS, walked 1195-1229
         (H100, same process, 2026-11-28). One load a batch before the tile's (L1-resident after
-        the first tile): the walk costs O(G) at every tile start.
+        the first tile).
+        The walk starts at its role's cursor (CURSOR_BYTES: producer, scale warp, consumers): the
+        batch where that role's last walk ended and that batch's first tile. A role's units only
+        grow (a consumer's tile start and epilogue walk the same unit, then the next), so a walk
+        loads O(1) counts, not O(G): over a CTA's tiles each role passes each batch about once. The role's warps race on the cursor: one
+        ahead by a tile may leave it past another's unit, which then walks from batch 0; one behind
+        may set it back, which costs its role a longer walk next time. Either way the pair read
+        is one 64-bit word: a batch and that batch's first tile.
+        NOTE: from batch 0 at every tile start and epilogue, G 64 x 256 rows x 7168 x 2048 ran at
+        837 TFLOPS, from the cursors 1064 (G 32 x 256 x 4096 x 7168: 913 -> 951; G 16 x 128 x
+        7168 x 2048: 533 -> 559; DeepGEMM's G <= 4 shapes and contiguous calls within 4% either
+        way, ncu cycles equal; H100, 2026-11-28). A cursor a warp (slot from %tid.x) moved block
+        n192_tsg_sm's K loop from 188 to 219 SASS instructions (ptxas 13.0); by role, without
+        %tid.x, it stays at 188.
         NOTE: emitted out of line (self.outline, after the producer's exit). Inline, ptxas
         rescheduled the "_tsg" K loops and contiguous calls lost 4-8% (1081-1208 against
         1158-1266 TFLOPS); out of line their K loops still differ from before, but contiguous
@@ -830,11 +851,23 @@ class G:
         k = self.k
         p, vt = k.reg(".pred", f"p_walk_{tag}"), k.reg(".b32", f"t_vt_{tag}")
         ptr = k.reg(".b64", f"t_wrow_{tag}")
+        slot = k.reg(".b32", f"t_wslot_{tag}")
         loop, found = k.fresh("WALK"), k.fresh("WALKED")
         span = self.cl * self.bm
         assert span & (span - 1) == 0, "the walk divides by the cluster tile's rows with a shift"
-        k(f"mov.u32 {bat}, 0")
-        k(f"mov.u32 {tl}, {ut}")
+        cur = k.reg(".b64", f"t_wcur_{tag}")
+        role = {"p": 0, "s": 1, "c": 2, "e": 2}[tag]
+        assert 8 * 3 <= CURSOR_BYTES
+        who = ("producer", "scale warp", "consumers")[role]
+        k.comment(f"from the cursor of this role ({role}: {who}): (its first tile, batch); a cursor\n"
+                  "past ut (another warp of the role is a tile ahead) starts at batch 0")
+        k(f"add.u32 {slot}, %smem, {self.cursor_offset() + 8 * role}")
+        k(f"ld.relaxed.cta.shared.u64 {cur}, [{slot}]")
+        k(f"mov.b64 {{{vt}, {bat}}}, {cur}")
+        k(f"setp.gt.u32 {p}, {vt}, {ut}")
+        k(f"@{p} mov.u32 {vt}, 0")
+        k(f"@{p} mov.u32 {bat}, 0")
+        k(f"sub.u32 {tl}, {ut}, {vt}")
         k.label(loop)
         k(f"setp.ge.u32 {p}, {bat}, %a_batches")
         k(f"@{p} bra.uni {lab_off}")
@@ -850,6 +883,10 @@ class G:
         k(f"add.u32 {bat}, {bat}, 1")
         k(f"bra.uni {loop}")
         k.label(found)
+        k.comment("the cursor at this batch, one 64-bit store (a pair no reader sees torn)")
+        k(f"sub.u32 {vt}, {ut}, {tl}")
+        k(f"mov.b64 {cur}, {{{vt}, {bat}}}")
+        k(f"st.relaxed.cta.shared.u64 [{slot}], {cur}")
 
     def tile_coords(self, tile, m0, n0, tag):
         """Batches first (tiles_b tiles each), then grouped rasterization inside a batch: tiles
@@ -1100,6 +1137,11 @@ class G:
         if self.sm:
             return self.stages * self.stage + staging_bytes(self.bn, self.ts, self.cw)
         return self.stages * self.stage + staging_bytes(self.bn, self.ts, self.cw) + 16 * self.stages + 16
+
+    def cursor_offset(self):
+        """masked_walk's cursors: the last CURSOR_BYTES of the layout (geometry)"""
+        assert self.groups
+        return self.smem - 1024 - CURSOR_BYTES
 
     def bars_offset(self):
         return self.stages * self.stage + staging_bytes(self.bn, self.ts, self.cw) + (
@@ -2519,6 +2561,13 @@ class G:
             k(f"@{lead} prefetch.tensormap [%tmap_sb_g]")
         ring.init_barriers_warps(tid, self.threads // 32, 4 * self.cw * self.cl,
                                  33 if self.sc and not self.sm else 1)
+        if self.groups:
+            k.comment("the masked walk's cursors (producer, scale warp, consumers) at (tile 0, batch 0):\n"
+                      "a word a thread of warp 0, seen by all after the setup barrier")
+            pc, tc = k.reg(".pred", "p_curs"), k.reg(".b32", "t_curs")
+            k(f"setp.lt.u32 {pc}, {tid}, {CURSOR_BYTES // 4}")
+            k(f"mad.lo.u32 {tc}, {tid}, 4, {smem}")
+            k(f"@{pc} st.shared.u32 [{tc}+{self.cursor_offset()}], 0")
         k.comment("the PDL wait comes after the role branch (pdl_wait): nothing before it reads global memory")
         if self.cl == 1:
             k("bar.sync 0")

@@ -1055,6 +1055,24 @@ static const int32_t tail_rows[12] = {260, 260, 260, 260, 260, 260, 260, 260, 26
 XCASE(test_masked_walk_tail_split, PTXQ_GEMM_SCALE_TENSOR, 260, 256, 2048, 128, c.batch = 12;
       c.grouping = PTXQ_GEMM_GROUP_MASKED; c.group_sizes = tail_rows; c.ctas = 16;
       c.want_splits = 2)
+/* the walk's cursors (masked_walk): 100 groups (every 7th empty, counts 0..299 against M 200) on
+ * 3 CTAs, so that each role of a CTA walks on from the group its last tile was in; the scale warp
+ * (BLOCK n192, K 256: B's scale rows of 8 bytes, no TMA layout), TMA scales (n192; K 512: rows of
+ * 16 bytes), pairs. n192: at n128 BLOCK runs the pipelined consumer, which has neither. The
+ * restart from group 0 (a warp finding its role's cursor past its unit) is left to timing. */
+static int32_t cursor_rows[100];
+static void fill_cursor_rows(void) {
+    for (int i = 0; i < 100; ++i) cursor_rows[i] = i % 7 == 3 ? 0 : (int32_t)((i * 53 + 17) % 300);
+}
+XCASE(test_masked_cursor_block_warp, PTXQ_GEMM_SCALE_BLOCK, 200, 200, 256, 192, fill_cursor_rows();
+      c.batch = 100; c.grouping = PTXQ_GEMM_GROUP_MASKED; c.group_sizes = cursor_rows;
+      c.scales_batched = 1; c.ctas = 3; c.want_sm = -1)
+XCASE(test_masked_cursor_block_tma, PTXQ_GEMM_SCALE_BLOCK, 200, 200, 512, 192, fill_cursor_rows();
+      c.batch = 100; c.grouping = PTXQ_GEMM_GROUP_MASKED; c.group_sizes = cursor_rows;
+      c.scales_batched = 1; c.sa_mmajor = 1; c.ctas = 3; c.want_sm = 1)
+XCASE(test_masked_cursor_tensor_c2, PTXQ_GEMM_SCALE_TENSOR, 200, 200, 256, 128, fill_cursor_rows();
+      c.batch = 100; c.grouping = PTXQ_GEMM_GROUP_MASKED; c.group_sizes = cursor_rows;
+      c.cluster = 2; c.ctas = 4)
 XCASE(test_contig_block, PTXQ_GEMM_SCALE_BLOCK, 300, 256, 512, 0, c.batch = 5;
       c.grouping = PTXQ_GEMM_GROUP_CONTIGUOUS; c.scales_batched = 1)
 XCASE(test_contig_tensor_bias_f32, PTXQ_GEMM_SCALE_TENSOR, 200, 300, 256, 192, c.batch = 4;
@@ -2621,6 +2639,9 @@ int main(void) {
         cmocka_unit_test(test_masked_walk_row_f32),
         cmocka_unit_test(test_masked_walk_split),
         cmocka_unit_test(test_masked_walk_tail_split),
+        cmocka_unit_test(test_masked_cursor_block_warp),
+        cmocka_unit_test(test_masked_cursor_block_tma),
+        cmocka_unit_test(test_masked_cursor_tensor_c2),
         cmocka_unit_test(test_contig_block),
         cmocka_unit_test(test_contig_tensor_bias_f32),
         cmocka_unit_test(test_contig_row_e5m2),
