@@ -170,6 +170,14 @@ static int load_slot(ptxq_context *c, int i, const ptxq_kernel_entry *e) {
         size_t len = 0;
         unsigned char *img = read_file(ov, &len);
         if (!img) return ptxq_fail(PTXQ_ERR_NOT_FOUND, "override %s could not be read", ov);
+        size_t ol = strlen(ov);
+        int st = ol > 4 && !strcmp(ov + ol - 4, ".ptx")
+                     ? ptxq_override_check(e->name, e->threads, e->dynamic_smem, (const char *)img)
+                     : PTXQ_OK;
+        if (st != PTXQ_OK) {
+            free(img);
+            return st;
+        }
         char log[4096] = {0};
         CUjit_option opt[2] = {CU_JIT_ERROR_LOG_BUFFER, CU_JIT_ERROR_LOG_BUFFER_SIZE_BYTES};
         void *val[2] = {log, (void *)(size_t)sizeof log};

@@ -75,6 +75,13 @@ struct ptxq_context {
  * than fall back to the embedded cubin (src/context.c; `ptxq info` warns). */
 #define PTXQ_OVERRIDE_PATH_MAX 4096
 int ptxq_override_too_long(const char *name);
+/* A PTX override's header line ("// ptxq: ... threads=T smem=S ...", gen/ptx.py header) against
+ * the embedded kernel it replaces: the launch keeps the embedded threads and dynamic shared
+ * memory, so an override that says other threads or more shared memory is refused (an edited
+ * ring depth would otherwise write past the shared memory the launch gives it; less is safe, as
+ * an older build's kernel timed against this one). Text without the line passes: a cubin, or
+ * hand-written PTX, is the user's to match. */
+int ptxq_override_check(const char *name, int threads, int dynamic_smem, const char *text);
 /* Makes ctx's CUDA context current on the calling thread for the length of a call, keeping in
  * *prev what was current (a caller on another device, or none), which ptxq_ctx_leave puts back:
  * a call must not move its caller's thread to our device (found by review: cudaMalloc after a

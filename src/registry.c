@@ -104,6 +104,33 @@ int ptxq_override_too_long(const char *name) {
     return dir && *dir && name && strlen(dir) + strlen(name) + 8 > PTXQ_OVERRIDE_PATH_MAX;
 }
 
+/* the integer after " key=" in line [p, end), or -1 */
+static long header_value(const char *p, const char *end, const char *key) {
+    size_t n = strlen(key);
+    for (; p + n + 2 <= end; ++p)
+        if (p[0] == ' ' && !strncmp(p + 1, key, n) && p[n + 1] == '=') {
+            char *stop = NULL;
+            long v = strtol(p + n + 2, &stop, 10);
+            return stop != p + n + 2 ? v : -1;
+        }
+    return -1;
+}
+
+int ptxq_override_check(const char *name, int threads, int dynamic_smem, const char *text) {
+    const char *line = text ? strstr(text, "// ptxq: name=") : NULL;
+    if (!line) return ptxq_ok();
+    const char *end = strchr(line, '\n');
+    if (!end) end = line + strlen(line);
+    long t = header_value(line, end, "threads"), s = header_value(line, end, "smem");
+    if ((t >= 0 && t != threads) || s > dynamic_smem)
+        return ptxq_fail(PTXQ_ERR_INVALID_ARGUMENT,
+                         "override of %s says threads=%ld smem=%ld in its header; the build's kernel "
+                         "launches with threads=%d smem=%d, which the override would get: rebuild "
+                         "to change them",
+                         name, t, s, threads, dynamic_smem);
+    return ptxq_ok();
+}
+
 const char *ptxq_override_path(const char *name, char *buf, size_t bufsize) {
     const char *dir = getenv("PTXQ_KERNEL_DIR");
     if (!dir || !*dir || !name || !buf || bufsize < 1) return NULL;

@@ -72,6 +72,24 @@ static void test_targets(void **state) {
     assert_string_equal(t, "sm_90a");
 }
 
+/* a PTX override whose header asks for other threads or shared memory than the launch gives is
+ * refused (the ring of an edited kernel would run past its shared memory), less is not; no
+ * header: the user's to match */
+static void test_override_check(void **state) {
+    (void)state;
+    const char *ok = "// ptxq: name=k family=gemm threads=384 smem=222832 origin=gen/gemm.py\n.version 8.7\n";
+    const char *more = "// ptxq: name=k family=gemm threads=384 smem=222864 origin=x\n";
+    const char *thr = "// ptxq: name=k family=gemm threads=256 smem=222832 origin=x\n";
+    assert_int_equal(ptxq_override_check("k", 384, 222832, ok), PTXQ_OK);
+    assert_int_equal(ptxq_override_check("k", 384, 222832, more), PTXQ_ERR_INVALID_ARGUMENT);
+    assert_non_null(strstr(ptxq_last_error(), "smem=222864"));
+    assert_int_equal(ptxq_override_check("k", 384, 222832, thr), PTXQ_ERR_INVALID_ARGUMENT);
+    assert_int_equal(ptxq_override_check("k", 384, 222864, ok), PTXQ_OK); /* less than given: safe */
+    assert_int_equal(ptxq_override_check("k", 384, 222832, ".version 8.7\n// hand-written\n"), PTXQ_OK);
+    /* the values of the header line only: a later line's smem= is not read */
+    assert_int_equal(ptxq_override_check("k", 384, 222832, "// ptxq: name=k threads=384\n// smem=1\n"), PTXQ_OK);
+}
+
 static void test_override_path(void **state) {
     (void)state;
     char dir[] = "/tmp/ptxq_ovXXXXXX";
@@ -470,7 +488,8 @@ static void test_validate_dequant(void **state) {
 int main(void) {
     const struct CMUnitTest tests[] = {
         cmocka_unit_test(test_registry_reports), cmocka_unit_test(test_targets),
-        cmocka_unit_test(test_override_path), cmocka_unit_test(test_tensor_helpers),
+        cmocka_unit_test(test_override_path), cmocka_unit_test(test_override_check),
+        cmocka_unit_test(test_tensor_helpers),
         cmocka_unit_test(test_rows_collapse),
         cmocka_unit_test(test_validate_quant), cmocka_unit_test(test_scale_shape),
         cmocka_unit_test(test_validate_dequant), cmocka_unit_test(test_division_magics),
