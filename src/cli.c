@@ -162,6 +162,18 @@ static void print_overrides(void) {
         if (!ptxq_override_path(k.name, path, sizeof path)) continue;
         printf("  override %s -> %s\n", k.name, path);
         ++found;
+        /* a PTX override's header against the build's launch values (src/registry.c): the
+         * header line is at the top, so the first 4 KiB hold it */
+        size_t pl = strlen(path);
+        FILE *f = pl > 4 && !strcmp(path + pl - 4, ".ptx") ? fopen(path, "rb") : NULL;
+        if (f) {
+            char head[4097];
+            size_t n = fread(head, 1, sizeof head - 1, f);
+            fclose(f);
+            head[n] = 0;
+            if (ptxq_override_check(k.name, k.threads, k.dynamic_smem, head) != PTXQ_OK)
+                printf("    refused at load: %s\n", ptxq_last_error());
+        }
     }
     printf("  %d overridden kernel%s\n", found, found == 1 ? "" : "s");
     if (toolong)
