@@ -5,6 +5,7 @@
  *   ptxq kernels [--target T] [--family F] [--no-sass]
  *   ptxq sass KERNEL|FILE.cubin [--target T] [--loads OPCODE] [--loops] [--ctrl]
  *   ptxq sass KERNEL --yield OP:on|off[:FRAC]|OP:every:K --out FILE.cubin
+ *   ptxq sass KERNEL|FILE.cubin --kloop KERNEL|FILE.cubin
  *   ptxq bench FAMILY [args...]                   bench/bench_<family>.c
  *   ptxq check FAMILY [args...]
  */
@@ -58,6 +59,10 @@ static void usage(FILE *f) {
             "                                FRAC (default 1) of every run of 32+ OP (ffma, fadd,\n"
             "                                fmul), or set on every K-th and cleared on the rest;\n"
             "                                load it with PTXQ_KERNEL_DIR to time it\n"
+            "  sass KERNEL|FILE.cubin --kloop KERNEL|FILE.cubin\n"
+            "                                the K loops (shortest loop holding an MMA) of two\n"
+            "                                cubins and the opcode edits between them; exit 0\n"
+            "                                when equal, 1 when not\n"
             "  bench FAMILY [args]           benchmark a kernel family (FAMILY: %s)\n"
             "  check FAMILY [args]           check a kernel family against the CPU reference\n"
             "  help                          this text\n"
@@ -391,6 +396,7 @@ static void print_targets_of(const char *name, FILE *f) {
 
 typedef struct sass_opts {
     const char *name, *target, *loads;
+    const char *kloop; /* --kloop OTHER: the K loops of name and OTHER compared */
     int loops, ctrl;
     const char *yield, *out; /* --yield OP:on|off[:FRAC] or OP:every:K, --out FILE */
 } sass_opts;
@@ -410,6 +416,7 @@ static int parse_sass_args(int argc, char **argv, sass_opts *o) {
         if (r == 0) r = opt_value(argc, argv, &i, "--loads", &o->loads);
         if (r == 0) r = opt_value(argc, argv, &i, "--yield", &o->yield);
         if (r == 0) r = opt_value(argc, argv, &i, "--out", &o->out);
+        if (r == 0) r = opt_value(argc, argv, &i, "--kloop", &o->kloop);
         if (r == 1) continue;
         if (r < 0) return -1;
         if (argv[i][0] == '-' || o->name) {
@@ -420,6 +427,10 @@ static int parse_sass_args(int argc, char **argv, sass_opts *o) {
     }
     if (!o->name) {
         fprintf(stderr, "ptxq sass: which kernel? (see `ptxq kernels`)\n");
+        return -1;
+    }
+    if (o->kloop && (o->yield || o->loops || o->ctrl || o->loads)) {
+        fprintf(stderr, "ptxq sass: --kloop takes no other option but --target\n");
         return -1;
     }
     if (!o->yield != !o->out) {
@@ -551,14 +562,15 @@ static int print_loops(const char *text) {
 }
 
 static int cmd_sass_on(const ptxq_kernel_info *kp, const sass_opts *op);
+static int cmd_kloop(const ptxq_kernel_info *a, const ptxq_kernel_info *b);
 
-static int cmd_sass(int argc, char **argv) {
-    sass_opts o;
-    if (parse_sass_args(argc, argv, &o) != 0) return 2;
-    const char *name = o.name, *target = o.target;
+/* The cubin `ptxq sass` names: an embedded kernel (its target, or this GPU's / sm_90a), or a
+ * .cubin file (its bytes into *file, which the caller frees; k's strings point into fname). 0,
+ * or 2 with a message printed. */
+static int sass_subject(const char *name, const char *target, ptxq_kernel_info *out,
+                        unsigned char **file, char *fname, size_t fnamen) {
     ptxq_kernel_info k;
-    unsigned char *file = NULL; /* a cubin file named on the command line */
-    char fname[128];
+    *file = NULL;
     if (ptxq_kernel_find(name, NULL, &k) != PTXQ_OK) {
         char ferr[512];
         size_t fsize = 0;
@@ -572,20 +584,20 @@ static int cmd_sass(int argc, char **argv) {
             fprintf(stderr, "ptxq sass: --target is for embedded kernels, not a cubin file\n");
             return 2;
         }
-        if (sass_cubin_file(name, &file, &fsize, fname, sizeof fname, ferr, sizeof ferr) != 0) {
+        if (sass_cubin_file(name, file, &fsize, fname, fnamen, ferr, sizeof ferr) != 0) {
             fprintf(stderr, "ptxq sass: %s\n", ferr);
             return 2;
         }
         /* the kernel's own name where the file holds one kernel (a renamed copy: y2.cubin),
          * else the file's */
-        char kname[sizeof fname];
-        if (sass_cubin_kernel(file, fsize, kname, sizeof kname) == 0)
-            snprintf(fname, sizeof fname, "%s", kname);
+        char kname[128];
+        if (sass_cubin_kernel(*file, fsize, kname, sizeof kname) == 0)
+            snprintf(fname, fnamen, "%s", kname);
         memset(&k, 0, sizeof k);
         k.name = fname;
         k.target = "(file)";
         k.origin = name;
-        k.cubin = file;
+        k.cubin = *file;
         k.cubin_size = fsize;
     } else {
         char dflt[16];
@@ -597,8 +609,80 @@ static int cmd_sass(int argc, char **argv) {
             return 2;
         }
     }
-    int rc = cmd_sass_on(&k, &o);
+    *out = k;
+    return 0;
+}
+
+static int cmd_sass(int argc, char **argv) {
+    sass_opts o;
+    if (parse_sass_args(argc, argv, &o) != 0) return 2;
+    ptxq_kernel_info k, k2;
+    unsigned char *file = NULL, *file2 = NULL; /* cubin files named on the command line */
+    char fname[128], fname2[128];
+    if (sass_subject(o.name, o.target, &k, &file, fname, sizeof fname) != 0) return 2;
+    int rc;
+    if (o.kloop) {
+        rc = sass_subject(o.kloop, o.target, &k2, &file2, fname2, sizeof fname2);
+        if (rc == 0) rc = cmd_kloop(&k, &k2);
+    } else {
+        rc = cmd_sass_on(&k, &o);
+    }
     free(file);
+    free(file2);
+    return rc;
+}
+
+/* --kloop: the shortest MMA loop (the K loop) of each cubin, their sizes and the opcode edits
+ * from the first to the second; exit status 0 when the opcode sequences are equal, 1 when they
+ * differ, 2 on trouble (as cmp) */
+static int cmd_kloop(const ptxq_kernel_info *a, const ptxq_kernel_info *b) {
+    const ptxq_kernel_info *ks[2] = {a, b};
+    char *text[2] = {NULL, NULL};
+    sass_loop lp[2];
+    sass_mnemonic *ops[2] = {NULL, NULL};
+    int n[2] = {0, 0}, rc = 2;
+    for (int s = 0; s < 2; ++s) {
+        char err[1024];
+        text[s] = sass_disassemble(ks[s]->cubin, ks[s]->cubin_size, err, sizeof err);
+        if (!text[s]) {
+            fprintf(stderr, "ptxq sass: %s\n", err);
+            goto done;
+        }
+        if (sass_mma_loop(text[s], &lp[s]) != 0) {
+            fprintf(stderr, "ptxq sass: no loop of %s holds a tensor-core MMA\n", ks[s]->name);
+            goto done;
+        }
+        ops[s] = malloc((size_t)lp[s].length * sizeof *ops[s]);
+        if (!ops[s]) goto done;
+        n[s] = sass_range_opcodes(text[s], lp[s].first, lp[s].length, ops[s], lp[s].length);
+        sass_hist h;
+        sass_range_tally(text[s], lp[s].first, lp[s].length, &h, NULL, 0);
+        printf("// %s %s (%s): K loop at instruction %d, %d instructions, %d MMA\n", ks[s]->name,
+               ks[s]->target, ks[s]->origin, lp[s].first, lp[s].length, h.mma);
+    }
+    enum { SHOWN = 48 };
+    sass_edit e[SHOWN];
+    int ne = sass_diff_opcodes(ops[0], n[0], ops[1], n[1], e, SHOWN);
+    if (ne < 0) {
+        fprintf(stderr, "ptxq sass: loops over %d instructions are not compared\n", SASS_DIFF_MAX);
+        goto done;
+    }
+    if (ne == 0) {
+        printf("// opcode sequences equal\n");
+        rc = 0;
+        goto done;
+    }
+    printf("// opcode sequences differ: %d edits (- the first's offset in its loop, + the second's)\n", ne);
+    for (int i = 0; i < ne && i < SHOWN; ++i)
+        printf("%c %4d %s\n", e[i].kind, e[i].kind == '-' ? e[i].ia : e[i].ib,
+               e[i].kind == '-' ? ops[0][e[i].ia].op : ops[1][e[i].ib].op);
+    if (ne > SHOWN) printf("// ... %d more\n", ne - SHOWN);
+    rc = 1;
+done:
+    for (int s = 0; s < 2; ++s) {
+        free(text[s]);
+        free(ops[s]);
+    }
     return rc;
 }
 

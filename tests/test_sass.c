@@ -318,6 +318,64 @@ static void test_loops(void **state) {
     assert_int_equal(h.total, 0);
 }
 
+/* `ptxq sass A --kloop B`: the shortest loop holding an MMA (not a longer one around it, not a
+ * shorter one without MMA), its opcodes with modifiers and no predicate, and the edit script
+ * between two such sequences (a swap of two instructions: four edits; equal: none). */
+static void test_kloop(void **state) {
+    (void)state;
+    static const char text[] =
+        ".L_x_0:\n"
+        "        /*0000*/                   IADD3 R2, R2, 0x1, RZ ;\n"
+        ".L_x_1:\n"
+        "        /*0010*/                   SYNCS.PHASECHK.TRANS64.TRYWAIT P0, [UR4], R3 ;\n"
+        "        /*0020*/                   QGMMA.64x192x32.F32.E4M3.E4M3 R24, gdesc[UR8], R24, gsb0 ;\n"
+        "        /*0030*/               @!P1 IMAD.WIDE.U32 R8, R3, 0x10, R8 ;\n"
+        "        /*0040*/               @P0 BRA `(.L_x_1) ;\n"
+        ".L_x_2:\n"
+        "        /*0050*/                   FADD R4, R4, R5 ;\n"
+        "        /*0060*/               @P2 BRA `(.L_x_2) ;\n"
+        "        /*0070*/               @P1 BRA `(.L_x_0) ;\n"
+        "        /*0080*/                   EXIT ;\n";
+    sass_loop lp;
+    assert_int_equal(sass_mma_loop(text, &lp), 0);
+    assert_int_equal(lp.first, 1);
+    assert_int_equal(lp.length, 4);
+    sass_mnemonic ops[8];
+    assert_int_equal(sass_range_opcodes(text, lp.first, lp.length, ops, 8), 4);
+    assert_string_equal(ops[0].op, "SYNCS.PHASECHK.TRANS64.TRYWAIT");
+    assert_string_equal(ops[1].op, "QGMMA.64x192x32.F32.E4M3.E4M3");
+    assert_string_equal(ops[2].op, "IMAD.WIDE.U32");
+    assert_string_equal(ops[3].op, "BRA");
+    assert_int_equal(sass_range_opcodes(text, lp.first, lp.length, ops, 2), 2); /* at most max */
+    assert_int_equal(sass_mma_loop("        /*0000*/                   EXIT ;\n", &lp), -1);
+
+    sass_mnemonic a[4] = {{"MOV"}, {"QGMMA"}, {"IMAD.U32"}, {"BRA"}};
+    sass_mnemonic b[4] = {{"IMAD.U32"}, {"QGMMA"}, {"MOV"}, {"BRA"}};
+    sass_edit e[8];
+    assert_int_equal(sass_diff_opcodes(a, 4, a, 4, e, 8), 0);
+    int n = sass_diff_opcodes(a, 4, b, 4, e, 8);
+    assert_int_equal(n, 4);
+    /* what the script keeps of a and of b is the same sequence (a longest common one, of 2) */
+    int keep_a[4] = {1, 1, 1, 1}, keep_b[4] = {1, 1, 1, 1}, minus = 0, plus = 0;
+    for (int i = 0; i < n; ++i) {
+        if (e[i].kind == '-') keep_a[e[i].ia] = 0, ++minus;
+        if (e[i].kind == '+') keep_b[e[i].ib] = 0, ++plus;
+    }
+    assert_int_equal(minus, 2);
+    assert_int_equal(plus, 2);
+    for (int i = 0, j = 0; i < 4 || j < 4; ++i, ++j) {
+        while (i < 4 && !keep_a[i]) ++i;
+        while (j < 4 && !keep_b[j]) ++j;
+        assert_int_equal(i < 4, j < 4);
+        if (i < 4) assert_string_equal(a[i].op, b[j].op);
+    }
+    assert_int_equal(sass_diff_opcodes(a, 4, b, 0, e, 8), 4); /* all of a dropped */
+    assert_int_equal(e[3].kind, '-');
+    assert_int_equal(e[3].ia, 3);
+    assert_int_equal(sass_diff_opcodes(a, 4, b, 4, e, 1), 4); /* counts all, stores one */
+    assert_int_equal(sass_diff_opcodes(a, SASS_DIFF_MAX + 1, b, 4, e, 8), -1);
+}
+
 /* A cubin file named on `ptxq sass`'s command line: bytes as written, the kernel name from the
  * file name (directory, ".cubin" and a ".sm_XXa" suffix dropped), clear refusals otherwise. */
 static void test_cubin_file(void **state) {
@@ -885,6 +943,7 @@ int main(void) {
         cmocka_unit_test(test_hist_print),
         cmocka_unit_test(test_loop_loads),
         cmocka_unit_test(test_loops),
+        cmocka_unit_test(test_kloop),
         cmocka_unit_test(test_cubin_file),
         cmocka_unit_test(test_find_env),
         cmocka_unit_test(test_disassemble_errors),

@@ -617,6 +617,48 @@ int sass_range_tally(const char *text, int first, int length, sass_hist *h, sass
     return w.n;
 }
 
+int sass_mma_loop(const char *text, sass_loop *out) {
+    int n = sass_loops(text, NULL, 0);
+    if (n <= 0) return -1;
+    sass_loop *lp = malloc((size_t)n * sizeof *lp);
+    if (!lp || sass_loops(text, lp, n) != n) {
+        free(lp);
+        return -1;
+    }
+    int best = -1;
+    for (int j = 0; j < n; ++j) {
+        sass_hist h;
+        sass_range_tally(text, lp[j].first, lp[j].length, &h, NULL, 0);
+        if (h.mma > 0 && (best < 0 || lp[j].length < lp[best].length)) best = j;
+    }
+    if (best >= 0) *out = lp[best];
+    free(lp);
+    return best >= 0 ? 0 : -1;
+}
+
+typedef struct opcode_walk {
+    int first, last;
+    sass_mnemonic *ops;
+    int max, n;
+} opcode_walk;
+
+static int walk_opcodes(const char *s, const char *end, int i, void *arg) {
+    opcode_walk *w = arg;
+    if (i < w->first) return 0;
+    if (i > w->last || w->n == w->max) return 1;
+    if (!line_opcode(s, end, w->ops[w->n].op, sizeof w->ops[w->n].op))
+        snprintf(w->ops[w->n].op, sizeof w->ops[w->n].op, "?"); /* an opcode past 31 characters */
+    ++w->n;
+    return 0;
+}
+
+int sass_range_opcodes(const char *text, int first, int length, sass_mnemonic *ops, int max) {
+    if (!text || !ops || length <= 0 || max <= 0) return 0;
+    opcode_walk w = {first, first + length - 1, ops, max, 0};
+    each_insn(text, walk_opcodes, &w);
+    return w.n;
+}
+
 int sass_hist_cubin(const unsigned char *cubin, size_t size, sass_hist *h, char *err, size_t errn) {
     char *text = sass_disassemble(cubin, size, err, errn);
     if (!text) {

@@ -138,6 +138,30 @@ typedef struct sass_op_count {
 int sass_range_tally(const char *text, int first, int length, sass_hist *h, sass_op_count *ops,
                      int max);
 
+/* The shortest loop holding a tensor-core MMA (sass_hist.mma > 0): a GEMM's K loop. 0 with *out
+ * filled as by sass_loops, or -1 when no loop holds one (or no memory). */
+int sass_mma_loop(const char *text, sass_loop *out);
+
+/* The opcodes of instructions first .. first + length - 1, modifiers kept and the predicate
+ * dropped ("@!P0 IMAD.WIDE.U32 ..." -> "IMAD.WIDE.U32"); returns how many were stored (at most
+ * max). */
+typedef struct sass_mnemonic {
+    char op[32];
+} sass_mnemonic;
+int sass_range_opcodes(const char *text, int first, int length, sass_mnemonic *ops, int max);
+
+/* An edit script from opcode sequence a to b through their longest common subsequence: each
+ * entry an opcode of a only (kind '-', its index ia) or of b only ('+', ib), in order. Returns
+ * the number of entries (0: equal sequences), storing the first max; -1 when a sequence is longer
+ * than SASS_DIFF_MAX or memory runs out. (sass_diff.c) */
+#define SASS_DIFF_MAX 2048
+typedef struct sass_edit {
+    char kind;
+    int ia, ib;
+} sass_edit;
+int sass_diff_opcodes(const sass_mnemonic *a, int na, const sass_mnemonic *b, int nb, sass_edit *out,
+                      int max);
+
 /* Sums of ldg[] / stg[]. */
 int sass_ldg_total(const sass_hist *h);
 int sass_stg_total(const sass_hist *h);
