@@ -571,11 +571,15 @@ int sass_loop_loads(const char *text, const char *marker, sass_loop *out) {
     return rc;
 }
 
+/* instructions first..last: histogram (h), counts by base opcode (ops, up to max), and the
+ * sequence of full opcodes (seq, up to maxseq; sass_range_opcodes) */
 typedef struct tally_walk {
     int first, last;
     sass_hist *h;
     sass_op_count *ops;
     int max, n;
+    sass_mnemonic *seq;
+    int maxseq, nseq;
 } tally_walk;
 
 static int walk_tally(const char *s, const char *end, int i, void *arg) {
@@ -585,6 +589,12 @@ static int walk_tally(const char *s, const char *end, int i, void *arg) {
     char op[128];
     line_opcode(s, end, op, sizeof op);
     if (w->h) count_opcode(op, w->h);
+    if (w->seq && w->nseq < w->maxseq) {
+        size_t l = strlen(op); /* cut at 31 characters */
+        if (l >= sizeof w->seq[0].op) l = sizeof w->seq[0].op - 1;
+        memcpy(w->seq[w->nseq].op, op, l);
+        w->seq[w->nseq++].op[l] = 0;
+    }
     size_t len = strcspn(op, ".");
     if (len >= sizeof w->ops[0].op) len = sizeof w->ops[0].op - 1;
     op[len] = 0;
@@ -611,7 +621,7 @@ int sass_range_tally(const char *text, int first, int length, sass_hist *h, sass
     if (h) memset(h, 0, sizeof *h);
     if (!ops) max = 0;
     if (!text || length <= 0) return 0;
-    tally_walk w = {first, first + length - 1, h, ops, max < 0 ? 0 : max, 0};
+    tally_walk w = {first, first + length - 1, h, ops, max < 0 ? 0 : max, 0, NULL, 0, 0};
     each_insn(text, walk_tally, &w);
     if (w.n) qsort(ops, (size_t)w.n, sizeof *ops, by_count);
     return w.n;
@@ -636,27 +646,11 @@ int sass_mma_loop(const char *text, sass_loop *out) {
     return best >= 0 ? 0 : -1;
 }
 
-typedef struct opcode_walk {
-    int first, last;
-    sass_mnemonic *ops;
-    int max, n;
-} opcode_walk;
-
-static int walk_opcodes(const char *s, const char *end, int i, void *arg) {
-    opcode_walk *w = arg;
-    if (i < w->first) return 0;
-    if (i > w->last || w->n == w->max) return 1;
-    if (!line_opcode(s, end, w->ops[w->n].op, sizeof w->ops[w->n].op))
-        snprintf(w->ops[w->n].op, sizeof w->ops[w->n].op, "?"); /* an opcode past 31 characters */
-    ++w->n;
-    return 0;
-}
-
 int sass_range_opcodes(const char *text, int first, int length, sass_mnemonic *ops, int max) {
     if (!text || !ops || length <= 0 || max <= 0) return 0;
-    opcode_walk w = {first, first + length - 1, ops, max, 0};
-    each_insn(text, walk_opcodes, &w);
-    return w.n;
+    tally_walk w = {first, first + length - 1, NULL, NULL, 0, 0, ops, max, 0};
+    each_insn(text, walk_tally, &w);
+    return w.nseq;
 }
 
 int sass_hist_cubin(const unsigned char *cubin, size_t size, sass_hist *h, char *err, size_t errn) {
