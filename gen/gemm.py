@@ -274,6 +274,7 @@ CS_TILE_N = 128
 # masked_walk's cursors: a (first tile, batch) pair of u32 for each of the producer, the scale warp
 # and the consumers, after everything else in shared memory (geometry), in the kernels that take groups
 CURSOR_BYTES = 32
+assert 3 * 8 <= CURSOR_BYTES
 
 # byte strides: ldd, ldc (rows), *_bs (batches); element strides: sam, sak, sbn, sbk (scales)
 ARGS = [
@@ -370,7 +371,8 @@ def variants():
                 for pipe in pipes:
                     for cl in CLUSTERS:
                         for sm in ((False, True) if staged_scales(mode, pipe) else (False,)):
-                            stage, stages, smem = geometry(bn, sc=staged_scales(mode, pipe), sm=sm, cursors=True)
+                            stage, stages, smem = geometry(bn, sc=staged_scales(mode, pipe), sm=sm,
+                                                           cursors=True)
                             prm = {"mode": mode, "a_type": ab[0], "b_type": ab[1], "tile_m": BM,
                                    "tile_n": bn, "tile_k": BK, "stages": stages,
                                    "stage_bytes": stage, "smem": smem, "threads": THREADS,
@@ -834,10 +836,11 @@ class G:
         The walk starts at its role's cursor (CURSOR_BYTES: producer, scale warp, consumers): the
         batch where that role's last walk ended and that batch's first tile. A role's units only
         grow (a consumer's tile start and epilogue walk the same unit, then the next), so a walk
-        loads O(1) counts, not O(G): over a CTA's tiles each role passes each batch about once. The role's warps race on the cursor: one
-        ahead by a tile may leave it past another's unit, which then walks from batch 0; one behind
-        may set it back, which costs its role a longer walk next time. Either way the pair read
-        is one 64-bit word: a batch and that batch's first tile.
+        loads O(1) counts, not O(G): over a CTA's tiles each role passes each batch about once.
+        The role's warps race on the cursor: one ahead by a tile may leave it past another's
+        unit, which then walks from batch 0; one behind may set it back, which costs its role a
+        longer walk next time. Either way the pair read is one 64-bit word: a batch and that
+        batch's first tile.
         NOTE: from batch 0 at every tile start and epilogue, G 64 x 256 rows x 7168 x 2048 ran at
         837 TFLOPS, from the cursors 1064 (G 32 x 256 x 4096 x 7168: 913 -> 951; G 16 x 128 x
         7168 x 2048: 533 -> 559; DeepGEMM's G <= 4 shapes and contiguous calls within 4% either
@@ -857,7 +860,6 @@ class G:
         assert span & (span - 1) == 0, "the walk divides by the cluster tile's rows with a shift"
         cur = k.reg(".b64", f"t_wcur_{tag}")
         role = {"p": 0, "s": 1, "c": 2, "e": 2}[tag]
-        assert 8 * 3 <= CURSOR_BYTES
         who = ("producer", "scale warp", "consumers")[role]
         k.comment(f"from the cursor of this role ({role}: {who}): (its first tile, batch); a cursor\n"
                   "past ut (another warp of the role is a tile ahead) starts at batch 0")

@@ -526,9 +526,9 @@ ptxq_status ptxq_gemv(ptxq_context *ctx, const ptxq_gemv_desc *desc, const ptxq_
  * Masked groups: the persistent grid walks the valid tiles only (each group's first
  * min(group_rows[g], M) rows, read on the device), so no CTA waits on tiles of rows past the
  * counts; the walk goes on from the group of a CTA's previous tile, so a tile start reads a
- * count or two, not all groups' counts. The host cannot see the counts: the tile-width pick counts G x M
- * rows (whole 128-row tiles a group), or desc.expected_rows a group when given, and the capacity
- * also sizes the grid and the pair and split picks.
+ * count or two, not all groups' counts. The host cannot see the counts: the tile-width pick
+ * counts G x M rows (whole 128-row tiles a group), or desc.expected_rows a group when given, and
+ * the capacity also sizes the grid and the pair and split picks.
  * Split-K (for few output tiles, e.g. small M): the K blocks of each tile are cut into `split_k`
  * ranges run by different CTAs, which store FP32 partials in a caller-owned workspace; the last
  * CTA of each tile sums them in split order (deterministic: the same D whatever the timing) and

@@ -672,7 +672,8 @@ static int cmd_kloop(const ptxq_kernel_info *a, const ptxq_kernel_info *b) {
         rc = 0;
         goto done;
     }
-    printf("// opcode sequences differ: %d edits (- the first's offset in its loop, + the second's)\n", ne);
+    printf("// opcode sequences differ: %d edits (- the first's offset in its loop, + the "
+           "second's)\n", ne);
     for (int i = 0; i < ne && i < SHOWN; ++i)
         printf("%c %4d %s\n", e[i].kind, e[i].kind == '-' ? e[i].ia : e[i].ib,
                e[i].kind == '-' ? ops[0][e[i].ia].op : ops[1][e[i].ib].op);

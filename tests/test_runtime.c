@@ -77,7 +77,8 @@ static void test_targets(void **state) {
  * header: the user's to match */
 static void test_override_check(void **state) {
     (void)state;
-    const char *ok = "// ptxq: name=k family=gemm threads=384 smem=222832 origin=gen/gemm.py\n.version 8.7\n";
+    const char *ok =
+        "// ptxq: name=k family=gemm threads=384 smem=222832 origin=gen/gemm.py\n.version 8.7\n";
     const char *more = "// ptxq: name=k family=gemm threads=384 smem=222864 origin=x\n";
     const char *thr = "// ptxq: name=k family=gemm threads=256 smem=222832 origin=x\n";
     assert_int_equal(ptxq_override_check("k", 384, 222832, ok), PTXQ_OK);

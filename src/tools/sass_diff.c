@@ -8,6 +8,9 @@
 
 #include "sass.h"
 
+/* L[i][j] of the (na + 1) x (nb + 1) table, rows w = nb + 1 wide */
+static uint16_t *cell(uint16_t *L, size_t w, int i, int j) { return L + (size_t)i * w + (size_t)j; }
+
 int sass_diff_opcodes(const sass_mnemonic *a, int na, const sass_mnemonic *b, int nb, sass_edit *out,
                       int max) {
     if (na < 0 || nb < 0 || na > SASS_DIFF_MAX || nb > SASS_DIFF_MAX) return -1;
@@ -17,10 +20,10 @@ int sass_diff_opcodes(const sass_mnemonic *a, int na, const sass_mnemonic *b, in
     if (!L) return -1;
     for (int i = na - 1; i >= 0; --i)
         for (int j = nb - 1; j >= 0; --j) {
-            uint16_t down = L[(size_t)(i + 1) * w + (size_t)j], right = L[(size_t)i * w + (size_t)j + 1];
-            L[(size_t)i * w + (size_t)j] = !strcmp(a[i].op, b[j].op)
-                                               ? (uint16_t)(L[(size_t)(i + 1) * w + (size_t)j + 1] + 1)
-                                               : down > right ? down : right;
+            uint16_t down = *cell(L, w, i + 1, j), right = *cell(L, w, i, j + 1);
+            *cell(L, w, i, j) = !strcmp(a[i].op, b[j].op) ? (uint16_t)(*cell(L, w, i + 1, j + 1) + 1)
+                                : down > right                ? down
+                                                              : right;
         }
     int n = 0, i = 0, j = 0;
     while (i < na || j < nb) {
@@ -30,7 +33,7 @@ int sass_diff_opcodes(const sass_mnemonic *a, int na, const sass_mnemonic *b, in
             continue;
         }
         /* drop from a where that keeps the longest common subsequence, else add from b */
-        if (i < na && (j == nb || L[(size_t)(i + 1) * w + (size_t)j] >= L[(size_t)i * w + (size_t)j + 1])) {
+        if (i < na && (j == nb || *cell(L, w, i + 1, j) >= *cell(L, w, i, j + 1))) {
             e.kind = '-';
             ++i;
         } else {
