@@ -18,6 +18,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <unistd.h>
 
 #include "gemm_ref.h"
 #include "gputest.h"
@@ -1059,7 +1060,8 @@ XCASE(test_masked_walk_tail_split, PTXQ_GEMM_SCALE_TENSOR, 260, 256, 2048, 128, 
  * 3 CTAs, so that each role of a CTA walks on from the group its last tile was in; the scale warp
  * (BLOCK n192, K 256: B's scale rows of 8 bytes, no TMA layout), TMA scales (n192; K 512: rows of
  * 16 bytes), pairs. n192: at n128 BLOCK runs the pipelined consumer, which has neither. The
- * restart from group 0 (a warp finding its role's cursor past its unit) is left to timing. */
+ * restart from group 0 (a warp finding its role's cursor past its unit) depends on timing here;
+ * test_masked_cursor_restart forces it. */
 static int32_t cursor_rows[100];
 static void fill_cursor_rows(void) {
     for (int i = 0; i < 100; ++i) cursor_rows[i] = i % 7 == 3 ? 0 : (int32_t)((i * 53 + 17) % 300);
@@ -1073,6 +1075,87 @@ XCASE(test_masked_cursor_block_tma, PTXQ_GEMM_SCALE_BLOCK, 200, 200, 512, 192, f
 XCASE(test_masked_cursor_tensor_c2, PTXQ_GEMM_SCALE_TENSOR, 200, 200, 256, 128, fill_cursor_rows();
       c.batch = 100; c.grouping = PTXQ_GEMM_GROUP_MASKED; c.group_sizes = cursor_rows;
       c.cluster = 2; c.ctas = 4)
+/* Copies the build's generated PTX of kernel `name` into dir with every cursor pack
+ * (masked_walk's "mov.b64 %t_wcur_X, {tile, batch}") replaced by a cursor past any unit: tile
+ * 0xffffffff of batch 7. Returns the lines replaced (0 if the PTX was not found). */
+static int write_poisoned_cursor_ptx(const char *name, const char *dir) {
+    char src[512], dst[512], line[4096];
+    snprintf(src, sizeof src, "%s/%s.%s.ptx", PTXQ_BUILD_GEN_DIR, name, g_gpu.dev.info.target);
+    snprintf(dst, sizeof dst, "%s/%s.ptx", dir, name);
+    FILE *in = fopen(src, "r");
+    if (!in) return 0;
+    FILE *out = fopen(dst, "w");
+    if (!out) {
+        fclose(in);
+        return 0;
+    }
+    int n = 0;
+    while (fgets(line, sizeof line, in)) {
+        const char *m = strstr(line, "mov.b64 %t_wcur_");
+        const char *brace = m ? strchr(m, '{') : NULL;
+        if (brace && brace[-2] == ',') { /* the pack; the unpack has the brace first */
+            fprintf(out, "%.*s0x00000007ffffffff;\n", (int)(brace - line), line);
+            ++n;
+        } else {
+            fputs(line, out);
+        }
+    }
+    fclose(in);
+    fclose(out);
+    return n;
+}
+
+/* The restart from group 0: the cursor cases' kernels reloaded (PTXQ_KERNEL_DIR, a fresh
+ * context) from PTX whose every walk leaves its role's cursor past any unit, so every walk but a
+ * role's first in a CTA restarts (and ignores the cursor's batch). Every element checked. */
+static void test_masked_cursor_restart(void **state) {
+    (void)state;
+    if (gputest_no_gpu(&g_gpu)) skip();
+    fill_cursor_rows();
+    gemm_cfg cfgs[2] = {
+        {.M = 200, .N = 200, .K = 256, .scaling = PTXQ_GEMM_SCALE_BLOCK, .tile_n = 192, .batch = 100,
+         .grouping = PTXQ_GEMM_GROUP_MASKED, .group_sizes = cursor_rows, .scales_batched = 1,
+         .ctas = 3, .want_sm = -1},
+        {.M = 200, .N = 200, .K = 256, .scaling = PTXQ_GEMM_SCALE_TENSOR, .tile_n = 128,
+         .batch = 100, .grouping = PTXQ_GEMM_GROUP_MASKED, .group_sizes = cursor_rows,
+         .cluster = 2, .ctas = 4},
+    };
+    /* the kernels these cases run (checked below); four roles' packs with a scale warp, else three */
+    const char *names[2] = {"gemm_e4m3_e4m3_block_n192_tsg", "gemm_e4m3_e4m3_tensor_n128p2_tsg_c2"};
+    const int packs[2] = {4, 3};
+    for (int i = 0; i < 2; ++i) {
+        char dir[] = "/tmp/ptxq_curXXXXXX", path[512];
+        assert_non_null(mkdtemp(dir));
+        int n = write_poisoned_cursor_ptx(names[i], dir);
+        if (n != packs[i]) fail_msg("%s: %d cursor packs replaced, want %d", names[i], n, packs[i]);
+        /* read when a kernel is first loaded (the case's call), not at context creation */
+        setenv("PTXQ_KERNEL_DIR", dir, 1);
+        ptxq_context *saved = g_gpu.dev.ctx, *fresh = NULL;
+        int st = ptxq_context_create(0, &fresh);
+        if (st != PTXQ_OK) unsetenv("PTXQ_KERNEL_DIR");
+        assert_int_equal(st, PTXQ_OK);
+        g_gpu.dev.ctx = fresh;
+        gemm_result r;
+        st = gemm_case_run(&g_gpu.dev, &cfgs[i], g_gpu.seed++, &r);
+        unsetenv("PTXQ_KERNEL_DIR");
+        int ov = ptxq_kernel_overridden(fresh, names[i]);
+        g_gpu.dev.ctx = saved;
+        ptxq_context_make_current(saved);
+        ptxq_context_destroy(fresh);
+        snprintf(path, sizeof path, "%s/%s.ptx", dir, names[i]);
+        unlink(path);
+        rmdir(dir);
+        print_message("[  CASE    ] %-34s restarts: %lld checked, max norm err %.3g, bad %lld\n",
+                      r.kernel, (long long)r.checked, r.max_norm, (long long)r.bad);
+        if (st != PTXQ_OK) fail_msg("ptxq_gemm: %s: %s", ptxq_status_name(st), r.error);
+        if (strcmp(r.kernel, names[i])) fail_msg("ran %s, the case wants %s", r.kernel, names[i]);
+        assert_int_equal(ov, 1);
+        if (r.bad) print_error("first: %s\n", r.first_bad);
+        assert_int_equal(r.unwritten, 0);
+        assert_int_equal(r.bad, 0);
+        assert_true(r.checked > 0);
+    }
+}
 XCASE(test_contig_block, PTXQ_GEMM_SCALE_BLOCK, 300, 256, 512, 0, c.batch = 5;
       c.grouping = PTXQ_GEMM_GROUP_CONTIGUOUS; c.scales_batched = 1)
 XCASE(test_contig_tensor_bias_f32, PTXQ_GEMM_SCALE_TENSOR, 200, 300, 256, 192, c.batch = 4;
@@ -2642,6 +2725,7 @@ int main(void) {
         cmocka_unit_test(test_masked_cursor_block_warp),
         cmocka_unit_test(test_masked_cursor_block_tma),
         cmocka_unit_test(test_masked_cursor_tensor_c2),
+        cmocka_unit_test(test_masked_cursor_restart),
         cmocka_unit_test(test_contig_block),
         cmocka_unit_test(test_contig_tensor_bias_f32),
         cmocka_unit_test(test_contig_row_e5m2),
