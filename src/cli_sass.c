@@ -4,6 +4,7 @@
  *   ptxq sass KERNEL|FILE.cubin [--target T] [--loads OPCODE] [--loops] [--ctrl]
  *   ptxq sass KERNEL --yield OP:on|off[:FRAC]|OP:every:K --out FILE.cubin
  *   ptxq sass KERNEL|FILE.cubin --kloop KERNEL|FILE.cubin
+ *   ptxq sass KERNEL|FILE.cubin --diff KERNEL|FILE.cubin
  */
 #include <stdio.h>
 #include <stdlib.h>
@@ -45,6 +46,7 @@ static void print_targets_of(const char *name, FILE *f) {
 typedef struct sass_opts {
     const char *name, *target, *loads;
     const char *kloop; /* --kloop OTHER: the K loops of name and OTHER compared */
+    const char *diff;  /* --diff OTHER: the whole kernels compared */
     int loops, ctrl;
     const char *yield, *out; /* --yield OP:on|off[:FRAC] or OP:every:K, --out FILE */
 } sass_opts;
@@ -65,6 +67,7 @@ static int parse_sass_args(int argc, char **argv, sass_opts *o) {
         if (r == 0) r = cli_opt_value(argc, argv, &i, "--yield", &o->yield);
         if (r == 0) r = cli_opt_value(argc, argv, &i, "--out", &o->out);
         if (r == 0) r = cli_opt_value(argc, argv, &i, "--kloop", &o->kloop);
+        if (r == 0) r = cli_opt_value(argc, argv, &i, "--diff", &o->diff);
         if (r == 1) continue;
         if (r < 0) return -1;
         if (argv[i][0] == '-' || o->name) {
@@ -77,8 +80,9 @@ static int parse_sass_args(int argc, char **argv, sass_opts *o) {
         fprintf(stderr, "ptxq sass: which kernel? (see `ptxq kernels`)\n");
         return -1;
     }
-    if (o->kloop && (o->yield || o->loops || o->ctrl || o->loads)) {
-        fprintf(stderr, "ptxq sass: --kloop takes no other option but --target\n");
+    if ((o->kloop || o->diff) && (o->yield || o->loops || o->ctrl || o->loads || (o->kloop && o->diff))) {
+        fprintf(stderr, "ptxq sass: --%s takes no other option but --target\n",
+                o->kloop ? "kloop" : "diff");
         return -1;
     }
     if (!o->yield != !o->out) {
@@ -210,7 +214,7 @@ static int print_loops(const char *text) {
 }
 
 static int cmd_sass_on(const ptxq_kernel_info *kp, const sass_opts *op);
-static int cmd_kloop(const ptxq_kernel_info *a, const ptxq_kernel_info *b);
+static int cmd_compare(const ptxq_kernel_info *a, const ptxq_kernel_info *b, int whole);
 
 /* The cubin `ptxq sass` names: an embedded kernel (its target, or this GPU's / sm_90a), or a
  * .cubin file (its bytes into *file, which the caller frees; k's strings point into fname). 0,
@@ -269,9 +273,9 @@ int cli_sass(int argc, char **argv) {
     char fname[128], fname2[128];
     if (sass_subject(o.name, o.target, &k, &file, fname, sizeof fname) != 0) return 2;
     int rc;
-    if (o.kloop) {
-        rc = sass_subject(o.kloop, o.target, &k2, &file2, fname2, sizeof fname2);
-        if (rc == 0) rc = cmd_kloop(&k, &k2);
+    if (o.kloop || o.diff) {
+        rc = sass_subject(o.kloop ? o.kloop : o.diff, o.target, &k2, &file2, fname2, sizeof fname2);
+        if (rc == 0) rc = cmd_compare(&k, &k2, o.diff != NULL);
     } else {
         rc = cmd_sass_on(&k, &o);
     }
@@ -280,15 +284,50 @@ int cli_sass(int argc, char **argv) {
     return rc;
 }
 
-/* --kloop: the shortest MMA loop (the K loop) of each cubin, their sizes and the opcode edits
- * from the first to the second; exit status 0 when the opcode sequences are equal, 1 when they
- * differ, 2 on trouble (as cmp) */
-static int cmd_kloop(const ptxq_kernel_info *a, const ptxq_kernel_info *b) {
+/* Net change per base opcode ("IMAD.WIDE" counts as IMAD) over the edits, most changed first:
+ * "IMAD +2, MOV -1". */
+static void print_op_deltas(const sass_edit *e, int ne, sass_mnemonic *const ops[2]) {
+    enum { MAXOPS = 64 };
+    sass_op_count d[MAXOPS];
+    int nd = 0;
+    for (int i = 0; i < ne; ++i) {
+        const char *op = e[i].kind == '-' ? ops[0][e[i].ia].op : ops[1][e[i].ib].op;
+        size_t len = strcspn(op, ".");
+        if (len >= sizeof d[0].op) len = sizeof d[0].op - 1;
+        int j = 0;
+        while (j < nd && (strlen(d[j].op) != len || strncmp(d[j].op, op, len))) ++j;
+        if (j == nd) {
+            if (nd == MAXOPS) continue;
+            memcpy(d[j].op, op, len);
+            d[j].op[len] = 0;
+            d[j].n = 0;
+            ++nd;
+        }
+        d[j].n += e[i].kind == '-' ? -1 : 1;
+    }
+    printf("// net per opcode:");
+    int any = 0;
+    for (int pass = 0; pass < 2; ++pass) /* gains, then losses */
+        for (int j = 0; j < nd; ++j)
+            if (pass == 0 ? d[j].n > 0 : d[j].n < 0) {
+                printf("%s %s %+d", any ? "," : "", d[j].op, d[j].n);
+                any = 1;
+            }
+    printf("%s\n", any ? "" : " none (the same opcodes, moved)");
+}
+
+/* --kloop (whole = 0): the shortest MMA loop (the K loop) of each cubin, --diff (whole = 1): every
+ * instruction. Their sizes, then the opcode edits from the first to the second (each with its
+ * instruction as it reads, registers included) and the net change per opcode; exit status 0
+ * when the opcode sequences are equal, 1 when they differ, 2 on trouble (as cmp). */
+static int cmd_compare(const ptxq_kernel_info *a, const ptxq_kernel_info *b, int whole) {
     const ptxq_kernel_info *ks[2] = {a, b};
     char *text[2] = {NULL, NULL};
     sass_loop lp[2];
     sass_mnemonic *ops[2] = {NULL, NULL};
     int n[2] = {0, 0}, rc = 2;
+    enum { SHOWN = 64 };
+    sass_edit *e = NULL;
     for (int s = 0; s < 2; ++s) {
         char err[1024];
         text[s] = sass_disassemble(ks[s]->cubin, ks[s]->cubin_size, err, sizeof err);
@@ -296,23 +335,29 @@ static int cmd_kloop(const ptxq_kernel_info *a, const ptxq_kernel_info *b) {
             fprintf(stderr, "ptxq sass: %s\n", err);
             goto done;
         }
-        if (sass_mma_loop(text[s], &lp[s]) != 0) {
+        sass_hist h;
+        if (whole) {
+            sass_histogram(text[s], &h);
+            lp[s].first = 0, lp[s].length = h.total;
+        } else if (sass_mma_loop(text[s], &lp[s]) != 0) {
             fprintf(stderr, "ptxq sass: no loop of %s holds a tensor-core MMA\n", ks[s]->name);
             goto done;
         }
-        ops[s] = malloc((size_t)lp[s].length * sizeof *ops[s]);
+        ops[s] = malloc((size_t)(lp[s].length > 0 ? lp[s].length : 1) * sizeof *ops[s]);
         if (!ops[s]) goto done;
         n[s] = sass_range_opcodes(text[s], lp[s].first, lp[s].length, ops[s], lp[s].length);
-        sass_hist h;
         sass_range_tally(text[s], lp[s].first, lp[s].length, &h, NULL, 0);
-        printf("// %s %s (%s): K loop at instruction %d, %d instructions, %d MMA\n", ks[s]->name,
-               ks[s]->target, ks[s]->origin, lp[s].first, lp[s].length, h.mma);
+        if (whole)
+            printf("// %s %s (%s): %d instructions, %d MMA\n", ks[s]->name, ks[s]->target,
+                   ks[s]->origin, lp[s].length, h.mma);
+        else
+            printf("// %s %s (%s): K loop at instruction %d, %d instructions, %d MMA\n",
+                   ks[s]->name, ks[s]->target, ks[s]->origin, lp[s].first, lp[s].length, h.mma);
     }
-    enum { SHOWN = 48 };
-    sass_edit e[SHOWN];
-    int ne = sass_diff_opcodes(ops[0], n[0], ops[1], n[1], e, SHOWN);
+    int ne = sass_diff_opcodes(ops[0], n[0], ops[1], n[1], NULL, 0);
     if (ne < 0) {
-        fprintf(stderr, "ptxq sass: loops over %d instructions are not compared\n", SASS_DIFF_MAX);
+        fprintf(stderr, "ptxq sass: past their common start and end, the %s differ over more than "
+                        "%d instructions: not compared\n", whole ? "kernels" : "loops", SASS_DIFF_MAX);
         goto done;
     }
     if (ne == 0) {
@@ -320,11 +365,19 @@ static int cmd_kloop(const ptxq_kernel_info *a, const ptxq_kernel_info *b) {
         rc = 0;
         goto done;
     }
-    printf("// opcode sequences differ: %d edits (- the first's offset in its loop, + the "
-           "second's)\n", ne);
-    for (int i = 0; i < ne && i < SHOWN; ++i)
-        printf("%c %4d %s\n", e[i].kind, e[i].kind == '-' ? e[i].ia : e[i].ib,
-               e[i].kind == '-' ? ops[0][e[i].ia].op : ops[1][e[i].ib].op);
+    e = malloc((size_t)ne * sizeof *e);
+    if (!e) goto done;
+    sass_diff_opcodes(ops[0], n[0], ops[1], n[1], e, ne);
+    printf("// opcode sequences differ: %d edits (- the first's instruction, + the second's; "
+           "indices from the %s's start)\n", ne, whole ? "kernel" : "loop");
+    print_op_deltas(e, ne, ops);
+    for (int i = 0; i < ne && i < SHOWN; ++i) {
+        int s = e[i].kind == '-' ? 0 : 1, at = s ? e[i].ib : e[i].ia;
+        char insn[160];
+        if (sass_insn_text(text[s], lp[s].first + at, insn, sizeof insn) != 0)
+            snprintf(insn, sizeof insn, "%s", ops[s][at].op);
+        printf("%c %5d %s\n", e[i].kind, at, insn);
+    }
     if (ne > SHOWN) printf("// ... %d more\n", ne - SHOWN);
     rc = 1;
 done:
@@ -332,6 +385,7 @@ done:
         free(text[s]);
         free(ops[s]);
     }
+    free(e);
     return rc;
 }
 

@@ -321,6 +321,31 @@ static void test_loops(void **state) {
 /* `ptxq sass A --kloop B`: the shortest loop holding an MMA (not a longer one around it, not a
  * shorter one without MMA), its opcodes with modifiers and no predicate, and the edit script
  * between two such sequences (a swap of two instructions: four edits; equal: none). */
+/* 1 if edit script e (n entries, from sass_diff_opcodes) keeps the same sequence of a and of b */
+static int script_keeps_common(const sass_mnemonic *a, int na, const sass_mnemonic *b, int nb,
+                               const sass_edit *e, int n) {
+    char *ka = malloc((size_t)na + 1), *kb = malloc((size_t)nb + 1);
+    memset(ka, 1, (size_t)na + 1);
+    memset(kb, 1, (size_t)nb + 1);
+    for (int i = 0; i < n; ++i) {
+        if (e[i].kind == '-') ka[e[i].ia] = 0;
+        if (e[i].kind == '+') kb[e[i].ib] = 0;
+    }
+    int ok = 1, i = 0, j = 0;
+    for (;; ++i, ++j) {
+        while (i < na && !ka[i]) ++i;
+        while (j < nb && !kb[j]) ++j;
+        if (i >= na || j >= nb) {
+            ok = ok && i >= na && j >= nb;
+            break;
+        }
+        if (strcmp(a[i].op, b[j].op)) ok = 0;
+    }
+    free(ka);
+    free(kb);
+    return ok;
+}
+
 static void test_kloop(void **state) {
     (void)state;
     static const char text[] =
@@ -373,7 +398,61 @@ static void test_kloop(void **state) {
     assert_int_equal(e[3].kind, '-');
     assert_int_equal(e[3].ia, 3);
     assert_int_equal(sass_diff_opcodes(a, 4, b, 4, e, 1), 4); /* counts all, stores one */
-    assert_int_equal(sass_diff_opcodes(a, SASS_DIFF_MAX + 1, b, 4, e, 8), -1);
+
+    /* long sequences: what the two share at the start and at the end stays out of the table, so
+     * kernels far longer than SASS_DIFF_MAX compare where they differ little; a middle longer
+     * than that is refused */
+    enum { LONG = 3 * SASS_DIFF_MAX };
+    sass_mnemonic *x = calloc(LONG, sizeof *x), *y = calloc(LONG + 1, sizeof *y);
+    assert_non_null(x);
+    assert_non_null(y);
+    for (int i = 0; i < LONG; ++i) {
+        snprintf(x[i].op, sizeof x[i].op, "OP%d", i % 7);
+        y[i] = x[i];
+    }
+    snprintf(y[4000].op, sizeof y[4000].op, "MOV"); /* one opcode changed ... */
+    memmove(y + 5001, y + 5000, (LONG - 5000) * sizeof *y); /* ... and one inserted */
+    snprintf(y[5000].op, sizeof y[5000].op, "NOP");
+    n = sass_diff_opcodes(x, LONG, y, LONG + 1, e, 8);
+    assert_int_equal(n, 3); /* - x[4000], + y[4000], + y[5000] (the first two in either order) */
+    int plus_at_5000 = 0, minus_at_4000 = 0;
+    for (int i = 0; i < n; ++i) {
+        if (e[i].kind == '+' && e[i].ib == 5000) plus_at_5000 = 1;
+        if (e[i].kind == '-' && e[i].ia == 4000) minus_at_4000 = 1;
+    }
+    assert_true(plus_at_5000 && minus_at_4000);
+    /* a middle of 3000 x 3000 (9 M cells: no table, Hirschberg's split): every 10th opcode
+     * changed, so 300 dropped and 300 added at the least */
+    for (int i = 0; i < 3000; ++i) {
+        y[i] = x[i];
+        if (i % 10 == 5) snprintf(y[i].op, sizeof y[i].op, "MOV");
+    }
+    sass_edit *big = calloc(2500, sizeof *big);
+    assert_non_null(big);
+    n = sass_diff_opcodes(x, 3000, y, 3000, big, 2500);
+    assert_int_equal(n, 600);
+    assert_true(script_keeps_common(x, 3000, y, 3000, big, n));
+    for (int i = 1; i < n; ++i) /* in order along both sequences */
+        assert_true(big[i].ia >= big[i - 1].ia && big[i].ib >= big[i - 1].ib);
+    /* unequal lengths through the split: y is x with 2000 opcodes dropped from its middle, a
+     * subsequence of it, so exactly those 2000 go */
+    memcpy(y, x, 500 * sizeof *y);
+    memcpy(y + 500, x + 2500, 3000 * sizeof *y);
+    n = sass_diff_opcodes(x, 5500, y, 3500, big, 2500);
+    assert_int_equal(n, 2000);
+    assert_true(script_keeps_common(x, 5500, y, 3500, big, n));
+    free(big);
+    for (int i = 0; i < LONG; ++i) snprintf(y[i].op, sizeof y[i].op, "OP%d", i % 5);
+    assert_int_equal(sass_diff_opcodes(x, LONG, y, LONG, e, 8), -1);
+    free(x);
+    free(y);
+
+    char insn[64];
+    assert_int_equal(sass_insn_text(text, 3, insn, sizeof insn), 0);
+    assert_string_equal(insn, "@!P1 IMAD.WIDE.U32 R8, R3, 0x10, R8 ;");
+    assert_int_equal(sass_insn_text(text, 0, insn, 6), 0); /* cut to n - 1 */
+    assert_string_equal(insn, "IADD3");
+    assert_int_equal(sass_insn_text(text, 9, insn, sizeof insn), -1); /* 9 instructions: 0..8 */
 }
 
 /* A cubin file named on `ptxq sass`'s command line: bytes as written, the kernel name from the

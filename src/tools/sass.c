@@ -646,6 +646,35 @@ int sass_mma_loop(const char *text, sass_loop *out) {
     return best >= 0 ? 0 : -1;
 }
 
+typedef struct insn_pick {
+    int want;
+    char *out;
+    size_t n;
+    int found;
+} insn_pick;
+
+static int pick_insn(const char *s, const char *end, int i, void *arg) {
+    insn_pick *p = arg;
+    if (i != p->want) return 0;
+    s = sass_line_addr(s, end, NULL);
+    while (s < end && (*s == ' ' || *s == '\t')) ++s;
+    const char *semi = memchr(s, ';', (size_t)(end - s));
+    size_t len = (size_t)((semi ? semi + 1 : end) - s);
+    if (len >= p->n) len = p->n - 1;
+    memcpy(p->out, s, len);
+    p->out[len] = 0;
+    p->found = 1;
+    return 1;
+}
+
+int sass_insn_text(const char *text, int i, char *out, size_t n) {
+    if (!text || !out || n == 0 || i < 0) return -1;
+    insn_pick p = {i, out, n, 0};
+    out[0] = 0;
+    each_insn(text, pick_insn, &p);
+    return p.found ? 0 : -1;
+}
+
 int sass_range_opcodes(const char *text, int first, int length, sass_mnemonic *ops, int max) {
     if (!text || !ops || length <= 0 || max <= 0) return 0;
     tally_walk w = {first, first + length - 1, NULL, NULL, 0, 0, ops, max, 0};

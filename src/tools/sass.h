@@ -152,15 +152,21 @@ int sass_range_opcodes(const char *text, int first, int length, sass_mnemonic *o
 
 /* An edit script from opcode sequence a to b through their longest common subsequence: each
  * entry an opcode of a only (kind '-', its index ia) or of b only ('+', ib), in order. Returns
- * the number of entries (0: equal sequences), storing the first max; -1 when a sequence is longer
- * than SASS_DIFF_MAX or memory runs out. (sass_diff.c) */
-#define SASS_DIFF_MAX 2048
+ * the number of entries (0: equal sequences), storing the first max; -1 when, past the opcodes
+ * the two share at their start and at their end, either is longer than SASS_DIFF_MAX, or
+ * memory runs out. (sass_diff.c) */
+#define SASS_DIFF_MAX 16384
 typedef struct sass_edit {
     char kind;
     int ia, ib;
 } sass_edit;
 int sass_diff_opcodes(const sass_mnemonic *a, int na, const sass_mnemonic *b, int nb, sass_edit *out,
                       int max);
+
+/* Instruction i (indices as in sass_loop) as it reads after its address, from the predicate or
+ * opcode to the ';' ("@!P0 IMAD.WIDE.U32 R8, R3, 0x10, R8 ;"), into out (cut to n - 1
+ * characters); 0, or -1 when the text has no instruction i. */
+int sass_insn_text(const char *text, int i, char *out, size_t n);
 
 /* Sums of ldg[] / stg[]. */
 int sass_ldg_total(const sass_hist *h);
