@@ -284,10 +284,11 @@ int cli_sass(int argc, char **argv) {
     return rc;
 }
 
-/* Net change per base opcode ("IMAD.WIDE" counts as IMAD) over the edits, most changed first:
- * "IMAD +2, MOV -1". */
+/* Net change per base opcode ("IMAD.WIDE" counts as IMAD) over the edits, gains then losses,
+ * each in the order first met: "IMAD +2, MOV -1". Past 256 distinct opcodes the rest go
+ * uncounted (a whole-kernel diff met 60). */
 static void print_op_deltas(const sass_edit *e, int ne, sass_mnemonic *const ops[2]) {
-    enum { MAXOPS = 64 };
+    enum { MAXOPS = 256 };
     sass_op_count d[MAXOPS];
     int nd = 0;
     for (int i = 0; i < ne; ++i) {
@@ -356,8 +357,9 @@ static int cmd_compare(const ptxq_kernel_info *a, const ptxq_kernel_info *b, int
     }
     int ne = sass_diff_opcodes(ops[0], n[0], ops[1], n[1], NULL, 0);
     if (ne < 0) {
-        fprintf(stderr, "ptxq sass: past their common start and end, the %s differ over more than "
-                        "%d instructions: not compared\n", whole ? "kernels" : "loops", SASS_DIFF_MAX);
+        fprintf(stderr, "ptxq sass: not compared: past their common start and end the %s differ "
+                        "over more than %d instructions (or memory ran out)\n",
+                whole ? "kernels" : "loops", SASS_DIFF_MAX);
         goto done;
     }
     if (ne == 0) {
@@ -366,8 +368,10 @@ static int cmd_compare(const ptxq_kernel_info *a, const ptxq_kernel_info *b, int
         goto done;
     }
     e = malloc((size_t)ne * sizeof *e);
-    if (!e) goto done;
-    sass_diff_opcodes(ops[0], n[0], ops[1], n[1], e, ne);
+    if (!e || sass_diff_opcodes(ops[0], n[0], ops[1], n[1], e, ne) != ne) {
+        fprintf(stderr, "ptxq sass: out of memory\n");
+        goto done;
+    }
     printf("// opcode sequences differ: %d edits (- the first's instruction, + the second's; "
            "indices from the %s's start)\n", ne, whole ? "kernel" : "loop");
     print_op_deltas(e, ne, ops);

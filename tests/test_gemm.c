@@ -1123,31 +1123,47 @@ static void test_masked_cursor_restart(void **state) {
     /* the kernels these cases run (checked below); four roles' packs with a scale warp, else three */
     const char *names[2] = {"gemm_e4m3_e4m3_block_n192_tsg", "gemm_e4m3_e4m3_tensor_n128p2_tsg_c2"};
     const int packs[2] = {4, 3};
+    /* the caller's own PTXQ_KERNEL_DIR, if any, is restored after each case */
+    const char *env = getenv("PTXQ_KERNEL_DIR");
+    char *user_dir = env ? strdup(env) : NULL;
     for (int i = 0; i < 2; ++i) {
         char dir[] = "/tmp/ptxq_curXXXXXX", path[512];
         assert_non_null(mkdtemp(dir));
-        int n = write_poisoned_cursor_ptx(names[i], dir);
-        if (n != packs[i]) fail_msg("%s: %d cursor packs replaced, want %d", names[i], n, packs[i]);
-        /* read when a kernel is first loaded (the case's call), not at context creation */
-        setenv("PTXQ_KERNEL_DIR", dir, 1);
-        ptxq_context *saved = g_gpu.dev.ctx, *fresh = NULL;
-        int st = ptxq_context_create(0, &fresh);
-        if (st != PTXQ_OK) unsetenv("PTXQ_KERNEL_DIR");
-        assert_int_equal(st, PTXQ_OK);
-        g_gpu.dev.ctx = fresh;
-        gemm_result r;
-        st = gemm_case_run(&g_gpu.dev, &cfgs[i], g_gpu.seed++, &r);
-        unsetenv("PTXQ_KERNEL_DIR");
-        int ov = ptxq_kernel_overridden(fresh, names[i]);
-        g_gpu.dev.ctx = saved;
-        ptxq_context_make_current(saved);
-        ptxq_context_destroy(fresh);
         snprintf(path, sizeof path, "%s/%s.ptx", dir, names[i]);
+        int n = write_poisoned_cursor_ptx(names[i], dir);
+        gemm_result r;
+        memset(&r, 0, sizeof r);
+        int st = -1, ov = -1;
+        if (n == packs[i]) {
+            /* read when a kernel is first loaded (the case's call), not at context creation */
+            setenv("PTXQ_KERNEL_DIR", dir, 1);
+            ptxq_context *saved = g_gpu.dev.ctx, *fresh = NULL;
+            st = ptxq_context_create(0, &fresh);
+            if (st == PTXQ_OK) {
+                g_gpu.dev.ctx = fresh;
+                st = gemm_case_run(&g_gpu.dev, &cfgs[i], g_gpu.seed++, &r);
+                ov = ptxq_kernel_overridden(fresh, names[i]);
+                g_gpu.dev.ctx = saved;
+                ptxq_context_make_current(saved);
+                ptxq_context_destroy(fresh);
+            }
+            if (user_dir)
+                setenv("PTXQ_KERNEL_DIR", user_dir, 1);
+            else
+                unsetenv("PTXQ_KERNEL_DIR");
+        }
         unlink(path);
         rmdir(dir);
+        if (n != packs[i]) {
+            free(user_dir);
+            fail_msg("%s: %d cursor packs replaced, want %d", names[i], n, packs[i]);
+        }
         print_message("[  CASE    ] %-34s restarts: %lld checked, max norm err %.3g, bad %lld\n",
                       r.kernel, (long long)r.checked, r.max_norm, (long long)r.bad);
-        if (st != PTXQ_OK) fail_msg("ptxq_gemm: %s: %s", ptxq_status_name(st), r.error);
+        if (st != PTXQ_OK) {
+            free(user_dir);
+            fail_msg("%s: %s: %s", names[i], ptxq_status_name(st), r.error[0] ? r.error : ptxq_last_error());
+        }
         if (strcmp(r.kernel, names[i])) fail_msg("ran %s, the case wants %s", r.kernel, names[i]);
         assert_int_equal(ov, 1);
         if (r.bad) print_error("first: %s\n", r.first_bad);
@@ -1155,6 +1171,7 @@ static void test_masked_cursor_restart(void **state) {
         assert_int_equal(r.bad, 0);
         assert_true(r.checked > 0);
     }
+    free(user_dir);
 }
 XCASE(test_contig_block, PTXQ_GEMM_SCALE_BLOCK, 300, 256, 512, 0, c.batch = 5;
       c.grouping = PTXQ_GEMM_GROUP_CONTIGUOUS; c.scales_batched = 1)
