@@ -5,7 +5,9 @@
  *   ptxq sass KERNEL --yield OP:on|off[:FRAC]|OP:every:K --out FILE.cubin
  *   ptxq sass KERNEL|FILE.cubin --kloop KERNEL|FILE.cubin
  *   ptxq sass KERNEL|FILE.cubin --diff KERNEL|FILE.cubin
+ *   ptxq sass --kloops DIR [--target T]
  */
+#include <dirent.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -47,6 +49,7 @@ typedef struct sass_opts {
     const char *name, *target, *loads;
     const char *kloop; /* --kloop OTHER: the K loops of name and OTHER compared */
     const char *diff;  /* --diff OTHER: the whole kernels compared */
+    const char *kloops; /* --kloops DIR: every cubin there against the embedded kernel */
     int loops, ctrl;
     const char *yield, *out; /* --yield OP:on|off[:FRAC] or OP:every:K, --out FILE */
 } sass_opts;
@@ -68,6 +71,7 @@ static int parse_sass_args(int argc, char **argv, sass_opts *o) {
         if (r == 0) r = cli_opt_value(argc, argv, &i, "--out", &o->out);
         if (r == 0) r = cli_opt_value(argc, argv, &i, "--kloop", &o->kloop);
         if (r == 0) r = cli_opt_value(argc, argv, &i, "--diff", &o->diff);
+        if (r == 0) r = cli_opt_value(argc, argv, &i, "--kloops", &o->kloops);
         if (r == 1) continue;
         if (r < 0) return -1;
         if (argv[i][0] == '-' || o->name) {
@@ -75,6 +79,13 @@ static int parse_sass_args(int argc, char **argv, sass_opts *o) {
             return -1;
         }
         o->name = argv[i];
+    }
+    if (o->kloops) {
+        if (o->name || o->kloop || o->diff || o->yield || o->out || o->loops || o->ctrl || o->loads) {
+            fprintf(stderr, "ptxq sass: --kloops DIR takes no kernel and no option but --target\n");
+            return -1;
+        }
+        return 0;
     }
     if (!o->name) {
         fprintf(stderr, "ptxq sass: which kernel? (see `ptxq kernels`)\n");
@@ -215,6 +226,7 @@ static int print_loops(const char *text) {
 
 static int cmd_sass_on(const ptxq_kernel_info *kp, const sass_opts *op);
 static int cmd_compare(const ptxq_kernel_info *a, const ptxq_kernel_info *b, int whole);
+static int cmd_kloops(const char *dir, const char *target);
 
 /* The cubin `ptxq sass` names: an embedded kernel (its target, or this GPU's / sm_90a), or a
  * .cubin file (its bytes into *file, which the caller frees; k's strings point into fname). 0,
@@ -268,6 +280,7 @@ static int sass_subject(const char *name, const char *target, ptxq_kernel_info *
 int cli_sass(int argc, char **argv) {
     sass_opts o;
     if (parse_sass_args(argc, argv, &o) != 0) return 2;
+    if (o.kloops) return cmd_kloops(o.kloops, o.target);
     ptxq_kernel_info k, k2;
     unsigned char *file = NULL, *file2 = NULL; /* cubin files named on the command line */
     char fname[128], fname2[128];
@@ -317,80 +330,194 @@ static void print_op_deltas(const sass_edit *e, int ne, sass_mnemonic *const ops
     printf("%s\n", any ? "" : " none (the same opcodes, moved)");
 }
 
+/* Two cubins compared: the range of each (the K loop, or every instruction), its opcodes and MMA
+ * count, and the edit script from the first to the second. */
+typedef struct sass_compare {
+    char *text[2];
+    sass_loop lp[2];
+    sass_mnemonic *ops[2];
+    int n[2], mma[2];
+    int ne;       /* edits: 0 when the opcode sequences are equal */
+    sass_edit *e; /* all ne of them */
+} sass_compare;
+
+static void compare_free(sass_compare *c) {
+    for (int s = 0; s < 2; ++s) {
+        free(c->text[s]);
+        free(c->ops[s]);
+    }
+    free(c->e);
+    memset(c, 0, sizeof *c);
+}
+
+/* whole = 0: the shortest MMA loop (the K loop) of each cubin; 1: every instruction. 0, or -1
+ * with the reason in err (c freed either way on failure). */
+static int compare_run(const ptxq_kernel_info *a, const ptxq_kernel_info *b, int whole,
+                       sass_compare *c, char *err, size_t errn) {
+    const ptxq_kernel_info *ks[2] = {a, b};
+    memset(c, 0, sizeof *c);
+    for (int s = 0; s < 2; ++s) {
+        c->text[s] = sass_disassemble(ks[s]->cubin, ks[s]->cubin_size, err, errn);
+        if (!c->text[s]) goto fail;
+        sass_hist h;
+        if (whole) {
+            sass_histogram(c->text[s], &h);
+            c->lp[s].first = 0, c->lp[s].length = h.total;
+        } else if (sass_mma_loop(c->text[s], &c->lp[s]) != 0) {
+            snprintf(err, errn, "no loop of %s holds a tensor-core MMA", ks[s]->name);
+            goto fail;
+        }
+        int len = c->lp[s].length;
+        c->ops[s] = malloc((size_t)(len > 0 ? len : 1) * sizeof *c->ops[s]);
+        if (!c->ops[s]) goto oom;
+        c->n[s] = sass_range_opcodes(c->text[s], c->lp[s].first, len, c->ops[s], len);
+        sass_range_tally(c->text[s], c->lp[s].first, len, &h, NULL, 0);
+        c->mma[s] = h.mma;
+    }
+    c->ne = sass_diff_opcodes(c->ops[0], c->n[0], c->ops[1], c->n[1], NULL, 0);
+    if (c->ne < 0) {
+        snprintf(err, errn, "not compared: past their common start and end the %s differ over more "
+                 "than %d instructions (or memory ran out)", whole ? "kernels" : "loops",
+                 SASS_DIFF_MAX);
+        goto fail;
+    }
+    if (c->ne == 0) return 0;
+    c->e = malloc((size_t)c->ne * sizeof *c->e);
+    if (c->e && sass_diff_opcodes(c->ops[0], c->n[0], c->ops[1], c->n[1], c->e, c->ne) == c->ne)
+        return 0;
+oom:
+    snprintf(err, errn, "out of memory");
+fail:
+    compare_free(c);
+    return -1;
+}
+
 /* --kloop (whole = 0): the shortest MMA loop (the K loop) of each cubin, --diff (whole = 1): every
  * instruction. Their sizes, then the opcode edits from the first to the second (each with its
  * instruction as it reads, registers included) and the net change per opcode; exit status 0
  * when the opcode sequences are equal, 1 when they differ, 2 on trouble (as cmp). */
 static int cmd_compare(const ptxq_kernel_info *a, const ptxq_kernel_info *b, int whole) {
     const ptxq_kernel_info *ks[2] = {a, b};
-    char *text[2] = {NULL, NULL};
-    sass_loop lp[2];
-    sass_mnemonic *ops[2] = {NULL, NULL};
-    int n[2] = {0, 0}, rc = 2;
     enum { SHOWN = 64 };
-    sass_edit *e = NULL;
-    for (int s = 0; s < 2; ++s) {
-        char err[1024];
-        text[s] = sass_disassemble(ks[s]->cubin, ks[s]->cubin_size, err, sizeof err);
-        if (!text[s]) {
-            fprintf(stderr, "ptxq sass: %s\n", err);
-            goto done;
-        }
-        sass_hist h;
-        if (whole) {
-            sass_histogram(text[s], &h);
-            lp[s].first = 0, lp[s].length = h.total;
-        } else if (sass_mma_loop(text[s], &lp[s]) != 0) {
-            fprintf(stderr, "ptxq sass: no loop of %s holds a tensor-core MMA\n", ks[s]->name);
-            goto done;
-        }
-        ops[s] = malloc((size_t)(lp[s].length > 0 ? lp[s].length : 1) * sizeof *ops[s]);
-        if (!ops[s]) goto done;
-        n[s] = sass_range_opcodes(text[s], lp[s].first, lp[s].length, ops[s], lp[s].length);
-        sass_range_tally(text[s], lp[s].first, lp[s].length, &h, NULL, 0);
+    sass_compare c;
+    char err[1024];
+    if (compare_run(a, b, whole, &c, err, sizeof err) != 0) {
+        fprintf(stderr, "ptxq sass: %s\n", err);
+        return 2;
+    }
+    for (int s = 0; s < 2; ++s)
         if (whole)
             printf("// %s %s (%s): %d instructions, %d MMA\n", ks[s]->name, ks[s]->target,
-                   ks[s]->origin, lp[s].length, h.mma);
+                   ks[s]->origin, c.lp[s].length, c.mma[s]);
         else
             printf("// %s %s (%s): K loop at instruction %d, %d instructions, %d MMA\n",
-                   ks[s]->name, ks[s]->target, ks[s]->origin, lp[s].first, lp[s].length, h.mma);
-    }
-    int ne = sass_diff_opcodes(ops[0], n[0], ops[1], n[1], NULL, 0);
-    if (ne < 0) {
-        fprintf(stderr, "ptxq sass: not compared: past their common start and end the %s differ "
-                        "over more than %d instructions (or memory ran out)\n",
-                whole ? "kernels" : "loops", SASS_DIFF_MAX);
-        goto done;
-    }
-    if (ne == 0) {
+                   ks[s]->name, ks[s]->target, ks[s]->origin, c.lp[s].first, c.lp[s].length,
+                   c.mma[s]);
+    if (c.ne == 0) {
         printf("// opcode sequences equal\n");
-        rc = 0;
-        goto done;
-    }
-    e = malloc((size_t)ne * sizeof *e);
-    if (!e || sass_diff_opcodes(ops[0], n[0], ops[1], n[1], e, ne) != ne) {
-        fprintf(stderr, "ptxq sass: out of memory\n");
-        goto done;
+        compare_free(&c);
+        return 0;
     }
     printf("// opcode sequences differ: %d edits (- the first's instruction, + the second's; "
-           "indices from the %s's start)\n", ne, whole ? "kernel" : "loop");
-    print_op_deltas(e, ne, ops);
-    for (int i = 0; i < ne && i < SHOWN; ++i) {
-        int s = e[i].kind == '-' ? 0 : 1, at = s ? e[i].ib : e[i].ia;
+           "indices from the %s's start)\n", c.ne, whole ? "kernel" : "loop");
+    print_op_deltas(c.e, c.ne, c.ops);
+    for (int i = 0; i < c.ne && i < SHOWN; ++i) {
+        int s = c.e[i].kind == '-' ? 0 : 1, at = s ? c.e[i].ib : c.e[i].ia;
         char insn[160];
-        if (sass_insn_text(text[s], lp[s].first + at, insn, sizeof insn) != 0)
-            snprintf(insn, sizeof insn, "%s", ops[s][at].op);
-        printf("%c %5d %s\n", e[i].kind, at, insn);
+        if (sass_insn_text(c.text[s], c.lp[s].first + at, insn, sizeof insn) != 0)
+            snprintf(insn, sizeof insn, "%s", c.ops[s][at].op);
+        printf("%c %5d %s\n", c.e[i].kind, at, insn);
     }
-    if (ne > SHOWN) printf("// ... %d more\n", ne - SHOWN);
-    rc = 1;
-done:
-    for (int s = 0; s < 2; ++s) {
-        free(text[s]);
-        free(ops[s]);
+    if (c.ne > SHOWN) printf("// ... %d more\n", c.ne - SHOWN);
+    compare_free(&c);
+    return 1;
+}
+
+static int by_name(const void *x, const void *y) {
+    return strcmp(*(char *const *)x, *(char *const *)y);
+}
+
+/* --kloops DIR: for every .cubin in DIR (another build's kernels, as PTXQ_KERNEL_DIR takes them)
+ * whose kernel is embedded for target (default: this GPU's, else sm_90a) and has a K loop, this
+ * build's K loop against the file's: a line each, then a count. Exit 0 when every compared pair
+ * is equal, 1 when any differs, 2 when nothing could be compared. */
+static int cmd_kloops(const char *dir, const char *target) {
+    char dflt[16];
+    if (!target) default_target(dflt, sizeof dflt);
+    if (!target) target = dflt;
+    DIR *d = opendir(dir);
+    if (!d) {
+        fprintf(stderr, "ptxq sass: cannot open directory %s\n", dir);
+        return 2;
     }
-    free(e);
-    return rc;
+    char **files = NULL;
+    int nf = 0, cap = 0;
+    for (struct dirent *de; (de = readdir(d)) != NULL;) {
+        size_t l = strlen(de->d_name);
+        if (l < 7 || strcmp(de->d_name + l - 6, ".cubin")) continue;
+        if (nf == cap) {
+            cap = cap ? 2 * cap : 64;
+            char **g = realloc(files, (size_t)cap * sizeof *files);
+            if (!g) break;
+            files = g;
+        }
+        size_t pl = strlen(dir) + l + 2;
+        files[nf] = malloc(pl);
+        if (!files[nf]) break;
+        snprintf(files[nf++], pl, "%s/%s", dir, de->d_name);
+    }
+    closedir(d);
+    if (nf > 1) qsort(files, (size_t)nf, sizeof *files, by_name);
+    int equal = 0, differ = 0, resized = 0, other = 0;
+    printf("// K loops (shortest loop holding an MMA) of this build's %s kernels against %s\n",
+           target, dir);
+    printf("%-44s %13s %13s %6s\n", "kernel", "this build", "file", "edits");
+    for (int i = 0; i < nf; ++i) {
+        unsigned char *bytes = NULL;
+        size_t size = 0;
+        char name[128], err[1024];
+        ptxq_kernel_info k, f;
+        if (sass_cubin_file(files[i], &bytes, &size, name, sizeof name, err, sizeof err) != 0) {
+            printf("%-44s %s\n", files[i], err);
+            ++other;
+            continue;
+        }
+        char kname[128];
+        if (sass_cubin_kernel(bytes, size, kname, sizeof kname) == 0)
+            snprintf(name, sizeof name, "%s", kname);
+        if (ptxq_kernel_find(name, target, &k) != PTXQ_OK) {
+            printf("%-44s no %s kernel of that name here\n", name, target);
+            ++other;
+            free(bytes);
+            continue;
+        }
+        memset(&f, 0, sizeof f);
+        f.name = name, f.target = "(file)", f.origin = files[i], f.cubin = bytes, f.cubin_size = size;
+        sass_compare c;
+        if (compare_run(&k, &f, 0, &c, err, sizeof err) != 0) {
+            printf("%-44s %s\n", name, err);
+            ++other;
+            free(bytes);
+            continue;
+        }
+        char here[32], there[32];
+        snprintf(here, sizeof here, "%d @%d", c.lp[0].length, c.lp[0].first);
+        snprintf(there, sizeof there, "%d @%d", c.lp[1].length, c.lp[1].first);
+        printf("%-44s %13s %13s %6d%s\n", name, here, there, c.ne,
+               c.lp[0].length != c.lp[1].length ? "  size differs" : "");
+        if (c.ne == 0)
+            ++equal;
+        else
+            ++differ;
+        resized += c.lp[0].length != c.lp[1].length;
+        compare_free(&c);
+        free(bytes);
+    }
+    for (int i = 0; i < nf; ++i) free(files[i]);
+    free(files);
+    printf("// %d compared: %d equal, %d differ (%d of them in size); %d not compared\n",
+           equal + differ, equal, differ, resized, other);
+    return equal + differ == 0 ? 2 : differ ? 1 : 0;
 }
 
 /* ptxq sass on one cubin (embedded, or a file: k->target "(file)") */
