@@ -350,21 +350,25 @@ static void compare_free(sass_compare *c) {
     memset(c, 0, sizeof *c);
 }
 
-/* whole = 0: the shortest MMA loop (the K loop) of each cubin; 1: every instruction. 0, or -1
- * with the reason in err (c freed either way on failure). */
-static int compare_run(const ptxq_kernel_info *a, const ptxq_kernel_info *b, int whole,
-                       sass_compare *c, char *err, size_t errn) {
-    const ptxq_kernel_info *ks[2] = {a, b};
+/* The comparison of two listings (c takes them over and frees them with itself) of the kernels
+ * named a and b: whole = 0, the shortest MMA loop (the K loop) of each; 1, every instruction. 0,
+ * or -1 with the reason in err (c freed on failure). */
+static int compare_texts(char *ta, char *tb, const char *a, const char *b, int whole, sass_compare *c,
+                         char *err, size_t errn) {
+    const char *names[2] = {a, b};
     memset(c, 0, sizeof *c);
+    c->text[0] = ta, c->text[1] = tb;
     for (int s = 0; s < 2; ++s) {
-        c->text[s] = sass_disassemble(ks[s]->cubin, ks[s]->cubin_size, err, errn);
-        if (!c->text[s]) goto fail;
         sass_hist h;
+        if (!c->text[s]) {
+            snprintf(err, errn, "no listing of %s", names[s]);
+            goto fail;
+        }
         if (whole) {
             sass_histogram(c->text[s], &h);
             c->lp[s].first = 0, c->lp[s].length = h.total;
         } else if (sass_mma_loop(c->text[s], &c->lp[s]) != 0) {
-            snprintf(err, errn, "no loop of %s holds a tensor-core MMA", ks[s]->name);
+            snprintf(err, errn, "no loop of %s holds a tensor-core MMA", names[s]);
             goto fail;
         }
         int len = c->lp[s].length;
@@ -390,6 +394,21 @@ oom:
 fail:
     compare_free(c);
     return -1;
+}
+
+/* compare_texts on the two cubins, disassembled two at once */
+static int compare_run(const ptxq_kernel_info *a, const ptxq_kernel_info *b, int whole,
+                       sass_compare *c, char *err, size_t errn) {
+    const unsigned char *cubins[2] = {a->cubin, b->cubin};
+    size_t sizes[2] = {a->cubin_size, b->cubin_size};
+    char *texts[2] = {NULL, NULL};
+    if (sass_disassemble_many(2, cubins, sizes, texts, 2, err, errn) != 0) {
+        free(texts[0]);
+        free(texts[1]);
+        memset(c, 0, sizeof *c);
+        return -1;
+    }
+    return compare_texts(texts[0], texts[1], a->name, b->name, whole, c, err, errn);
 }
 
 /* --kloop (whole = 0): the shortest MMA loop (the K loop) of each cubin, --diff (whole = 1): every
@@ -433,14 +452,30 @@ static int cmd_compare(const ptxq_kernel_info *a, const ptxq_kernel_info *b, int
     return 1;
 }
 
-static int by_name(const void *x, const void *y) {
-    return strcmp(*(char *const *)x, *(char *const *)y);
-}
-
 /* --kloops DIR: for every .cubin in DIR (another build's kernels, as PTXQ_KERNEL_DIR takes them)
  * whose kernel is embedded for target (default: this GPU's, else sm_90a) and has a K loop, this
  * build's K loop against the file's: a line each, then a count. Exit 0 when every compared pair
  * is equal, 1 when any differs, 2 when nothing could be compared. */
+/* One cubin of --kloops' directory: its file, bytes and kernel name, the embedded kernel of that
+ * name, and why it is not compared (empty when it is). */
+typedef struct kloop_pair {
+    char *path;
+    unsigned char *bytes;
+    size_t size;
+    char name[128];
+    ptxq_kernel_info k;
+    char why[256];
+} kloop_pair;
+
+static int by_path(const void *x, const void *y) {
+    return strcmp(((const kloop_pair *)x)->path, ((const kloop_pair *)y)->path);
+}
+
+/* --kloops DIR: for every .cubin in DIR (another build's kernels, as PTXQ_KERNEL_DIR takes them)
+ * whose kernel is embedded for target (default: this GPU's, else sm_90a) and has a K loop, this
+ * build's K loop against the file's: a line each, then a count. Every listing is made first, up
+ * to one nvdisasm a CPU at once. Exit 0 when every compared pair is equal, 1 when any differs, 2
+ * when nothing could be compared. */
 static int cmd_kloops(const char *dir, const char *target) {
     char dflt[16];
     if (!target) default_target(dflt, sizeof dflt);
@@ -450,71 +485,91 @@ static int cmd_kloops(const char *dir, const char *target) {
         fprintf(stderr, "ptxq sass: cannot open directory %s\n", dir);
         return 2;
     }
-    char **files = NULL;
+    kloop_pair *f = NULL;
     int nf = 0, cap = 0;
     for (struct dirent *de; (de = readdir(d)) != NULL;) {
         size_t l = strlen(de->d_name);
         if (l < 7 || strcmp(de->d_name + l - 6, ".cubin")) continue;
         if (nf == cap) {
             cap = cap ? 2 * cap : 64;
-            char **g = realloc(files, (size_t)cap * sizeof *files);
+            kloop_pair *g = realloc(f, (size_t)cap * sizeof *f);
             if (!g) break;
-            files = g;
+            f = g;
         }
+        memset(&f[nf], 0, sizeof f[nf]);
         size_t pl = strlen(dir) + l + 2;
-        files[nf] = malloc(pl);
-        if (!files[nf]) break;
-        snprintf(files[nf++], pl, "%s/%s", dir, de->d_name);
+        if (!(f[nf].path = malloc(pl))) break;
+        snprintf(f[nf++].path, pl, "%s/%s", dir, de->d_name);
     }
     closedir(d);
-    if (nf > 1) qsort(files, (size_t)nf, sizeof *files, by_name);
+    if (nf > 1) qsort(f, (size_t)nf, sizeof *f, by_path);
+    /* the pairs' cubins, embedded one first: 2 per pair, NULL where a pair is not compared */
+    const unsigned char **cubins = calloc((size_t)(2 * nf + 1), sizeof *cubins);
+    size_t *sizes = calloc((size_t)(2 * nf + 1), sizeof *sizes);
+    char **texts = calloc((size_t)(2 * nf + 1), sizeof *texts);
+    int *slot = calloc((size_t)(nf + 1), sizeof *slot), nc = 0;
+    if (!cubins || !sizes || !texts || !slot) {
+        fprintf(stderr, "ptxq sass: out of memory\n");
+        nf = 0;
+    }
+    for (int i = 0; i < nf; ++i) {
+        kloop_pair *p = &f[i];
+        char err[1024], kname[128];
+        slot[i] = -1;
+        if (sass_cubin_file(p->path, &p->bytes, &p->size, p->name, sizeof p->name, err,
+                            sizeof err) != 0) {
+            snprintf(p->why, sizeof p->why, "%.250s", err);
+            snprintf(p->name, sizeof p->name, "%s", p->path);
+            continue;
+        }
+        if (sass_cubin_kernel(p->bytes, p->size, kname, sizeof kname) == 0)
+            snprintf(p->name, sizeof p->name, "%s", kname);
+        if (ptxq_kernel_find(p->name, target, &p->k) != PTXQ_OK) {
+            snprintf(p->why, sizeof p->why, "no %s kernel of that name here", target);
+            continue;
+        }
+        slot[i] = nc;
+        cubins[2 * nc] = p->k.cubin, sizes[2 * nc] = p->k.cubin_size;
+        cubins[2 * nc + 1] = p->bytes, sizes[2 * nc + 1] = p->size;
+        ++nc;
+    }
+    char err[1024];
+    if (nc > 0) sass_disassemble_many(2 * nc, cubins, sizes, texts, 0, err, sizeof err);
     int equal = 0, differ = 0, resized = 0, other = 0;
     printf("// K loops (shortest loop holding an MMA) of this build's %s kernels against %s\n",
            target, dir);
     printf("%-44s %13s %13s %6s\n", "kernel", "this build", "file", "edits");
     for (int i = 0; i < nf; ++i) {
-        unsigned char *bytes = NULL;
-        size_t size = 0;
-        char name[128], err[1024];
-        ptxq_kernel_info k, f;
-        if (sass_cubin_file(files[i], &bytes, &size, name, sizeof name, err, sizeof err) != 0) {
-            printf("%-44s %s\n", files[i], err);
-            ++other;
-            continue;
-        }
-        char kname[128];
-        if (sass_cubin_kernel(bytes, size, kname, sizeof kname) == 0)
-            snprintf(name, sizeof name, "%s", kname);
-        if (ptxq_kernel_find(name, target, &k) != PTXQ_OK) {
-            printf("%-44s no %s kernel of that name here\n", name, target);
-            ++other;
-            free(bytes);
-            continue;
-        }
-        memset(&f, 0, sizeof f);
-        f.name = name, f.target = "(file)", f.origin = files[i], f.cubin = bytes, f.cubin_size = size;
+        kloop_pair *p = &f[i];
         sass_compare c;
-        if (compare_run(&k, &f, 0, &c, err, sizeof err) != 0) {
-            printf("%-44s %s\n", name, err);
+        if (slot[i] < 0) {
+            printf("%-44s %s\n", p->name, p->why);
             ++other;
-            free(bytes);
-            continue;
+        } else if (compare_texts(texts[2 * slot[i]], texts[2 * slot[i] + 1], p->k.name, p->path, 0,
+                                 &c, err, sizeof err) != 0) {
+            printf("%-44s %s\n", p->name, err);
+            ++other;
+        } else {
+            char here[32], there[32];
+            snprintf(here, sizeof here, "%d @%d", c.lp[0].length, c.lp[0].first);
+            snprintf(there, sizeof there, "%d @%d", c.lp[1].length, c.lp[1].first);
+            printf("%-44s %13s %13s %6d%s\n", p->name, here, there, c.ne,
+                   c.lp[0].length != c.lp[1].length ? "  size differs" : "");
+            if (c.ne == 0)
+                ++equal;
+            else
+                ++differ;
+            resized += c.lp[0].length != c.lp[1].length;
+            compare_free(&c);
         }
-        char here[32], there[32];
-        snprintf(here, sizeof here, "%d @%d", c.lp[0].length, c.lp[0].first);
-        snprintf(there, sizeof there, "%d @%d", c.lp[1].length, c.lp[1].first);
-        printf("%-44s %13s %13s %6d%s\n", name, here, there, c.ne,
-               c.lp[0].length != c.lp[1].length ? "  size differs" : "");
-        if (c.ne == 0)
-            ++equal;
-        else
-            ++differ;
-        resized += c.lp[0].length != c.lp[1].length;
-        compare_free(&c);
-        free(bytes);
+        free(p->path);
+        free(p->bytes);
     }
-    for (int i = 0; i < nf; ++i) free(files[i]);
-    free(files);
+    free(f);
+    free(cubins);
+    free(sizes);
+    free(texts); /* each listing went to compare_texts, which freed it */
+    free(slot);
     printf("// %d compared: %d equal, %d differ (%d of them in size); %d not compared\n",
            equal + differ, equal, differ, resized, other);
     return equal + differ == 0 ? 2 : differ ? 1 : 0;

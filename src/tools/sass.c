@@ -721,32 +721,32 @@ static int batch_start(nv_job *j, const char *tool, const unsigned char *cubin, 
     return j->pipe ? 0 : -1;
 }
 
-static int batch_finish(nv_job *j, const char *tool, sass_hist *h, char *err, size_t errn) {
+/* Job j's listing (NULL on failure, err set); its temporary cubin removed. */
+static char *batch_finish(nv_job *j, const char *tool, char *err, size_t errn) {
     char *text = j->pipe ? nv_finish(j->pipe, tool, err, errn) : NULL;
     if (j->file[0]) unlink(j->file);
-    sass_histogram(text, h);
-    free(text);
-    return text ? 0 : -1;
+    return text;
 }
 
-int sass_hist_many(int n, const unsigned char *const *cubins, const size_t *sizes, sass_hist *out,
-                   int *st, int jobs, char *err, size_t errn) {
+/* Disassembles n cubins, up to jobs nvdisasm processes at once, and hands each listing (NULL where
+ * that cubin failed) to take(i, text, arg), which owns it. Returns the failures (n without
+ * nvdisasm; err: the first failure). */
+static int batch_run(int n, const unsigned char *const *cubins, const size_t *sizes, int jobs,
+                     void (*take)(int, char *, void *), void *arg, char *err, size_t errn) {
     char scratch[512], e[512];
     err = err_or_scratch(err, &errn, scratch, sizeof scratch);
     err[0] = 0;
     const char *tool = nvdisasm_path();
-    for (int i = 0; i < n; ++i) {
-        memset(&out[i], 0, sizeof out[i]);
-        if (st) st[i] = -1;
-    }
     if (!tool) {
         snprintf(err, errn, "%s", sass_nvdisasm_hint());
+        for (int i = 0; i < n; ++i) take(i, NULL, arg);
         return n;
     }
     if (jobs <= 0) jobs = default_jobs();
     nv_job *batch = calloc((size_t)jobs, sizeof *batch);
     if (!batch) {
-        snprintf(err, errn, "sass_hist_many: out of memory");
+        snprintf(err, errn, "nvdisasm: out of memory");
+        for (int i = 0; i < n; ++i) take(i, NULL, arg);
         return n;
     }
     int failed = 0;
@@ -757,14 +757,39 @@ int sass_hist_many(int n, const unsigned char *const *cubins, const size_t *size
             if (rc != 0 && !err[0]) snprintf(err, errn, "%s", e);
         }
         for (int i = 0; i < k; ++i) {
-            int rc = batch_finish(&batch[i], tool, &out[base + i], e, sizeof e);
-            if (rc != 0 && !err[0]) snprintf(err, errn, "%s", e);
-            if (st) st[base + i] = rc;
-            failed += rc != 0;
+            char *text = batch_finish(&batch[i], tool, e, sizeof e);
+            if (!text && !err[0]) snprintf(err, errn, "%s", e);
+            failed += text == NULL;
+            take(base + i, text, arg);
         }
     }
     free(batch);
     return failed;
+}
+
+typedef struct hist_take {
+    sass_hist *out;
+    int *st;
+} hist_take;
+
+static void take_hist(int i, char *text, void *arg) {
+    hist_take *t = arg;
+    sass_histogram(text, &t->out[i]);
+    if (t->st) t->st[i] = text ? 0 : -1;
+    free(text);
+}
+
+int sass_hist_many(int n, const unsigned char *const *cubins, const size_t *sizes, sass_hist *out,
+                   int *st, int jobs, char *err, size_t errn) {
+    hist_take t = {out, st};
+    return batch_run(n, cubins, sizes, jobs, take_hist, &t, err, errn);
+}
+
+static void take_text(int i, char *text, void *arg) { ((char **)arg)[i] = text; }
+
+int sass_disassemble_many(int n, const unsigned char *const *cubins, const size_t *sizes,
+                          char **texts, int jobs, char *err, size_t errn) {
+    return batch_run(n, cubins, sizes, jobs, take_text, texts, err, errn);
 }
 
 int sass_ldg_total(const sass_hist *h) {

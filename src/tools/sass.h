@@ -94,6 +94,11 @@ int sass_cubin_file(const char *path, unsigned char **bytes, size_t *size, char 
  * Returns the number of failures (n if nvdisasm is absent). */
 int sass_hist_many(int n, const unsigned char *const *cubins, const size_t *sizes, sass_hist *out,
                    int *st, int jobs, char *err, size_t errn);
+/* The listings of n cubins as sass_disassemble makes them, up to jobs nvdisasm processes at once
+ * (as sass_hist_many): texts[i] malloc'd (the caller frees it), NULL where cubin i failed.
+ * Returns the number of failures; err the first. */
+int sass_disassemble_many(int n, const unsigned char *const *cubins, const size_t *sizes,
+                          char **texts, int jobs, char *err, size_t errn);
 
 /* If s..end is an instruction line, its address (the hex in the leading comment, bytes from the
  * start of the kernel's code) into *addr (may be NULL) and where the text after that comment
