@@ -8,6 +8,7 @@
  *   ptxq sass --kloops DIR [--target T]
  */
 #include <dirent.h>
+#include <sys/stat.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -452,12 +453,8 @@ static int cmd_compare(const ptxq_kernel_info *a, const ptxq_kernel_info *b, int
     return 1;
 }
 
-/* --kloops DIR: for every .cubin in DIR (another build's kernels, as PTXQ_KERNEL_DIR takes them)
- * whose kernel is embedded for target (default: this GPU's, else sm_90a) and has a K loop, this
- * build's K loop against the file's: a line each, then a count. Exit 0 when every compared pair
- * is equal, 1 when any differs, 2 when nothing could be compared. */
 /* One cubin of --kloops' directory: its file, bytes and kernel name, the embedded kernel of that
- * name, and why it is not compared (empty when it is). */
+ * name, and why it is not compared (empty when it is; error: why is a failure, not a skip). */
 typedef struct kloop_pair {
     char *path;
     unsigned char *bytes;
@@ -465,52 +462,93 @@ typedef struct kloop_pair {
     char name[128];
     ptxq_kernel_info k;
     char why[256];
+    int error;
 } kloop_pair;
 
 static int by_path(const void *x, const void *y) {
     return strcmp(((const kloop_pair *)x)->path, ((const kloop_pair *)y)->path);
 }
 
+static void free_pairs(kloop_pair *f, int n) {
+    for (int i = 0; i < n; ++i) {
+        free(f[i].path);
+        free(f[i].bytes);
+    }
+    free(f);
+}
+
+/* The regular files of dir whose names end in .cubin, sorted by path, into *out (*n of them).
+ * 0, or -1 with a message printed. */
+static int list_cubins(const char *dir, kloop_pair **out, int *n) {
+    *out = NULL, *n = 0;
+    DIR *d = opendir(dir);
+    if (!d) {
+        fprintf(stderr, "ptxq sass: cannot open directory %s\n", dir);
+        return -1;
+    }
+    kloop_pair *f = NULL;
+    int nf = 0, cap = 0, oom = 0;
+    for (struct dirent *de; !oom && (de = readdir(d)) != NULL;) {
+        size_t l = strlen(de->d_name);
+        if (l < 7 || strcmp(de->d_name + l - 6, ".cubin")) continue;
+        size_t pl = strlen(dir) + l + 2;
+        char *path = malloc(pl);
+        struct stat st;
+        if (!path) {
+            oom = 1;
+            break;
+        }
+        snprintf(path, pl, "%s/%s", dir, de->d_name);
+        if (stat(path, &st) != 0 || !S_ISREG(st.st_mode)) { /* a directory named x.cubin, say */
+            free(path);
+            continue;
+        }
+        if (nf == cap) {
+            cap = cap ? 2 * cap : 64;
+            kloop_pair *g = realloc(f, (size_t)cap * sizeof *f);
+            if (!g) {
+                free(path);
+                oom = 1;
+                break;
+            }
+            f = g;
+        }
+        memset(&f[nf], 0, sizeof f[nf]);
+        f[nf++].path = path;
+    }
+    closedir(d);
+    if (oom) {
+        fprintf(stderr, "ptxq sass: out of memory\n");
+        free_pairs(f, nf);
+        return -1;
+    }
+    if (nf > 1) qsort(f, (size_t)nf, sizeof *f, by_path);
+    *out = f, *n = nf;
+    return 0;
+}
+
 /* --kloops DIR: for every .cubin in DIR (another build's kernels, as PTXQ_KERNEL_DIR takes them)
  * whose kernel is embedded for target (default: this GPU's, else sm_90a) and has a K loop, this
- * build's K loop against the file's: a line each, then a count. Every listing is made first, up
- * to one nvdisasm a CPU at once. Exit 0 when every compared pair is equal, 1 when any differs, 2
- * when nothing could be compared. */
+ * build's K loop against the file's: a line each (the file's name after the kernel's where they
+ * differ), then a count. Every listing is made first, up to one nvdisasm a CPU at once. Files
+ * with no embedded kernel of their name or no K loop are listed as skipped. Exit 0 when every
+ * compared pair is equal, 1 when any differs, 2 when a file or listing failed or nothing was
+ * compared. */
 static int cmd_kloops(const char *dir, const char *target) {
     char dflt[16];
     if (!target) default_target(dflt, sizeof dflt);
     if (!target) target = dflt;
-    DIR *d = opendir(dir);
-    if (!d) {
-        fprintf(stderr, "ptxq sass: cannot open directory %s\n", dir);
-        return 2;
-    }
-    kloop_pair *f = NULL;
-    int nf = 0, cap = 0;
-    for (struct dirent *de; (de = readdir(d)) != NULL;) {
-        size_t l = strlen(de->d_name);
-        if (l < 7 || strcmp(de->d_name + l - 6, ".cubin")) continue;
-        if (nf == cap) {
-            cap = cap ? 2 * cap : 64;
-            kloop_pair *g = realloc(f, (size_t)cap * sizeof *f);
-            if (!g) break;
-            f = g;
-        }
-        memset(&f[nf], 0, sizeof f[nf]);
-        size_t pl = strlen(dir) + l + 2;
-        if (!(f[nf].path = malloc(pl))) break;
-        snprintf(f[nf++].path, pl, "%s/%s", dir, de->d_name);
-    }
-    closedir(d);
-    if (nf > 1) qsort(f, (size_t)nf, sizeof *f, by_path);
-    /* the pairs' cubins, embedded one first: 2 per pair, NULL where a pair is not compared */
+    kloop_pair *f;
+    int nf;
+    if (list_cubins(dir, &f, &nf) != 0) return 2;
+    /* the pairs' cubins, the embedded one first: 2 per compared pair */
     const unsigned char **cubins = calloc((size_t)(2 * nf + 1), sizeof *cubins);
     size_t *sizes = calloc((size_t)(2 * nf + 1), sizeof *sizes);
     char **texts = calloc((size_t)(2 * nf + 1), sizeof *texts);
-    int *slot = calloc((size_t)(nf + 1), sizeof *slot), nc = 0;
+    int *slot = calloc((size_t)(nf + 1), sizeof *slot), nc = 0, rc = 2;
     if (!cubins || !sizes || !texts || !slot) {
         fprintf(stderr, "ptxq sass: out of memory\n");
-        nf = 0;
+        goto done;
     }
     for (int i = 0; i < nf; ++i) {
         kloop_pair *p = &f[i];
@@ -519,13 +557,13 @@ static int cmd_kloops(const char *dir, const char *target) {
         if (sass_cubin_file(p->path, &p->bytes, &p->size, p->name, sizeof p->name, err,
                             sizeof err) != 0) {
             snprintf(p->why, sizeof p->why, "%.250s", err);
-            snprintf(p->name, sizeof p->name, "%s", p->path);
+            p->error = 1;
             continue;
         }
         if (sass_cubin_kernel(p->bytes, p->size, kname, sizeof kname) == 0)
             snprintf(p->name, sizeof p->name, "%s", kname);
         if (ptxq_kernel_find(p->name, target, &p->k) != PTXQ_OK) {
-            snprintf(p->why, sizeof p->why, "no %s kernel of that name here", target);
+            snprintf(p->why, sizeof p->why, "skipped: no %s kernel of that name here", target);
             continue;
         }
         slot[i] = nc;
@@ -534,45 +572,68 @@ static int cmd_kloops(const char *dir, const char *target) {
         ++nc;
     }
     char err[1024];
-    if (nc > 0) sass_disassemble_many(2 * nc, cubins, sizes, texts, 0, err, sizeof err);
-    int equal = 0, differ = 0, resized = 0, other = 0;
+    if (nc > 0 && sass_disassemble_many(2 * nc, cubins, sizes, texts, 0, err, sizeof err) != 0)
+        fprintf(stderr, "ptxq sass: %s\n", err);
+    int equal = 0, differ = 0, resized = 0, skipped = 0, failed = 0;
     printf("// K loops (shortest loop holding an MMA) of this build's %s kernels against %s\n",
            target, dir);
     printf("%-44s %13s %13s %6s\n", "kernel", "this build", "file", "edits");
     for (int i = 0; i < nf; ++i) {
         kloop_pair *p = &f[i];
-        sass_compare c;
+        const char *base = strrchr(p->path, '/') ? strrchr(p->path, '/') + 1 : p->path;
+        char label[300];
+        size_t nl = strlen(p->name);
+        /* the file's name too where it is not the kernel's ("x.cubin", "x.sm_90a.cubin") */
+        if (strncmp(base, p->name, nl) || (strcmp(base + nl, ".cubin") && strncmp(base + nl, ".sm_", 4)))
+            snprintf(label, sizeof label, "%s (%s)", p->name, base);
+        else
+            snprintf(label, sizeof label, "%s", p->name);
         if (slot[i] < 0) {
-            printf("%-44s %s\n", p->name, p->why);
-            ++other;
-        } else if (compare_texts(texts[2 * slot[i]], texts[2 * slot[i] + 1], p->k.name, p->path, 0,
-                                 &c, err, sizeof err) != 0) {
-            printf("%-44s %s\n", p->name, err);
-            ++other;
-        } else {
-            char here[32], there[32];
-            snprintf(here, sizeof here, "%d @%d", c.lp[0].length, c.lp[0].first);
-            snprintf(there, sizeof there, "%d @%d", c.lp[1].length, c.lp[1].first);
-            printf("%-44s %13s %13s %6d%s\n", p->name, here, there, c.ne,
-                   c.lp[0].length != c.lp[1].length ? "  size differs" : "");
-            if (c.ne == 0)
-                ++equal;
-            else
-                ++differ;
-            resized += c.lp[0].length != c.lp[1].length;
-            compare_free(&c);
+            printf("%-44s %s\n", label, p->why);
+            p->error ? ++failed : ++skipped;
+            continue;
         }
-        free(p->path);
-        free(p->bytes);
+        char *ta = texts[2 * slot[i]], *tb = texts[2 * slot[i] + 1];
+        sass_loop lp;
+        if (!ta || !tb) {
+            printf("%-44s no listing (nvdisasm failed)\n", label);
+            free(ta);
+            free(tb);
+            ++failed;
+            continue;
+        }
+        if (sass_mma_loop(ta, &lp) != 0) {
+            printf("%-44s skipped: no loop holds a tensor-core MMA\n", label);
+            free(ta);
+            free(tb);
+            ++skipped;
+            continue;
+        }
+        sass_compare c;
+        if (compare_texts(ta, tb, p->k.name, p->path, 0, &c, err, sizeof err) != 0) {
+            printf("%-44s %s\n", label, err);
+            ++failed;
+            continue;
+        }
+        char here[32], there[32];
+        snprintf(here, sizeof here, "%d @%d", c.lp[0].length, c.lp[0].first);
+        snprintf(there, sizeof there, "%d @%d", c.lp[1].length, c.lp[1].first);
+        printf("%-44s %13s %13s %6d%s\n", label, here, there, c.ne,
+               c.lp[0].length != c.lp[1].length ? "  size differs" : "");
+        c.ne == 0 ? ++equal : ++differ;
+        resized += c.lp[0].length != c.lp[1].length;
+        compare_free(&c);
     }
-    free(f);
+    printf("// %d compared: %d equal, %d differ (%d of them in size); %d skipped, %d failed\n",
+           equal + differ, equal, differ, resized, skipped, failed);
+    rc = failed || equal + differ == 0 ? 2 : differ ? 1 : 0;
+done:
+    free_pairs(f, nf);
     free(cubins);
     free(sizes);
-    free(texts); /* each listing went to compare_texts, which freed it */
+    free(texts); /* each listing was freed above, or went to compare_texts, which freed it */
     free(slot);
-    printf("// %d compared: %d equal, %d differ (%d of them in size); %d not compared\n",
-           equal + differ, equal, differ, resized, other);
-    return equal + differ == 0 ? 2 : differ ? 1 : 0;
+    return rc;
 }
 
 /* ptxq sass on one cubin (embedded, or a file: k->target "(file)") */

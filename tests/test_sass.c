@@ -533,6 +533,41 @@ static void test_disassemble_errors(void **state) {
     assert_null(sass_disassemble(NULL, 0, err, sizeof err));
 }
 
+/* sass_disassemble_many: each listing as sass_disassemble makes it, in order, with up to 2
+ * nvdisasm at once over 5 slots; the junk and empty slots come back NULL, the first failure in
+ * err, and the failures counted. */
+static void test_disassemble_many(void **state) {
+    (void)state;
+    if (sass_no_nvdisasm()) skip();
+    static const char *const names[3] = {"quant_i8rowl_bf16_s8", "gemm_e4m3_e4m3_tensor_n192_tsg",
+                                         "dequant_fp8_bf16"};
+    static const unsigned char junk[] = "not an ELF file";
+    const unsigned char *cubins[5];
+    size_t sizes[5];
+    ptxq_kernel_info k[3];
+    for (int i = 0; i < 3; ++i) {
+        if (ptxq_kernel_find(names[i], "sm_90a", &k[i]) != PTXQ_OK) fail_msg("no %s", names[i]);
+    }
+    cubins[0] = k[0].cubin, sizes[0] = k[0].cubin_size;
+    cubins[1] = junk, sizes[1] = sizeof junk;
+    cubins[2] = k[1].cubin, sizes[2] = k[1].cubin_size;
+    cubins[3] = NULL, sizes[3] = 0;
+    cubins[4] = k[2].cubin, sizes[4] = k[2].cubin_size;
+    char *texts[5], err[512] = "";
+    assert_int_equal(sass_disassemble_many(5, cubins, sizes, texts, 2, err, sizeof err), 2);
+    assert_non_null(strstr(err, "nvdisasm"));
+    assert_null(texts[1]);
+    assert_null(texts[3]);
+    for (int i = 0; i < 5; i += 2) {
+        char *one = sass_disassemble(cubins[i], sizes[i], err, sizeof err);
+        assert_non_null(one);
+        assert_non_null(texts[i]);
+        assert_string_equal(texts[i], one);
+        free(one);
+        free(texts[i]);
+    }
+}
+
 typedef struct quant_set {
     int n;
     ptxq_kernel_info *info;
@@ -1030,6 +1065,7 @@ int main(void) {
         cmocka_unit_test(test_loop_loads),
         cmocka_unit_test(test_loops),
         cmocka_unit_test(test_kloop),
+        cmocka_unit_test(test_disassemble_many),
         cmocka_unit_test(test_cubin_file),
         cmocka_unit_test(test_find_env),
         cmocka_unit_test(test_disassemble_errors),

@@ -703,13 +703,13 @@ static int default_jobs(void) {
     return n < 1 ? 1 : n > 32 ? 32 : (int)n;
 }
 
-/* Starts job i of a batch; -1 (and st set) if it could not start. */
+/* Starts job i of a batch; -1 (and err set) if it could not start. */
 static int batch_start(nv_job *j, const char *tool, const unsigned char *cubin, size_t size,
                        char *err, size_t errn) {
     j->pipe = NULL;
     j->file[0] = 0;
     if (!cubin || size == 0) {
-        snprintf(err, errn, "sass_hist_many: empty cubin");
+        snprintf(err, errn, "nvdisasm: empty cubin");
         return -1;
     }
     if (write_temp(cubin, size, j->file, sizeof j->file) != 0) {
