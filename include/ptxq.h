@@ -540,8 +540,9 @@ ptxq_status ptxq_gemv(ptxq_context *ctx, const ptxq_gemv_desc *desc, const ptxq_
  * split (split_k = 0 with many tiles): when the last wave of tiles fills at most half of the SMs,
  * only its tiles are split that way, so that it ends sooner (the whole waves before it are not
  * split). Both need desc.workspace of ptxq_gemm_workspace_size() bytes (256-byte aligned, as
- * any workspace given is, split or not; planned for desc.ctas, else 132 SMs, as that call sees
- * no device, and so are ptxq_gemm_validate's answers where a split depends on the SM count:
+ * any workspace given is, split or not; planned for 132 SMs, as that call sees no device, with
+ * desc.ctas capping the grid (the splits count it; the tile width counts the SMs only), and so
+ * are ptxq_gemm_validate's answers where a split or width depends on the SM count:
  * ptxq_gemm_plan_for gives the figure for ctx's device, and a runtime-picked split that needs
  * more than desc.workspace_bytes
  * is dropped, unless it runs across a cluster, which needs none); split_k = 1: no

@@ -80,9 +80,14 @@ static void split_workspace(gemm_plan *p, int64_t tiles, int splits) {
     p->ws_bytes = p->cnt_off + ctas * 4;
 }
 
+/* Elements of t, saturating at INT64_MAX (a shape such as [2^40, 2^40, 0] passes the tensor
+ * checks: found by review, signed overflow before) */
 static int64_t numel(const ptxq_tensor *t) {
+    for (int i = 0; i < t->rank; ++i)
+        if (t->shape[i] == 0) return 0;
     int64_t n = 1;
-    for (int i = 0; i < t->rank; ++i) n *= t->shape[i];
+    for (int i = 0; i < t->rank; ++i)
+        n = t->shape[i] > INT64_MAX / n ? INT64_MAX : n * t->shape[i];
     return n;
 }
 
@@ -218,11 +223,15 @@ static int pick_m192(const ptxq_gemm_desc *desc, const gemm_plan *p, int e4, int
  * it wrote zeros into the row's padding up to the next 16-byte boundary (seen on an H100 for every
  * "_ts" width, 2026-11-27: test_gemm test_ts_odd_n_*, found by test_random_configs), which may be
  * another tensor's columns; so such rows take the register stores. */
+/* bs_bytes: D's batch stride, read only where L > 1. The store's tensor map takes byte strides
+ * below 2^40 (as A's and B's maps: plan_gemm); past that the register stores write D. */
 static int call_store_ok(unsigned flags, uint64_t d, int64_t n_bytes, int64_t ldd_bytes, int64_t L,
                          int64_t bs_bytes) {
+    const int64_t lim = (int64_t)1 << 40;
     unsigned out = flags & 3u;
     return (out == 0 || out == 1) && !(flags & PTXQ_GEMM_FLAG_C) && d % 16 == 0 &&
-           n_bytes % 16 == 0 && ldd_bytes % 16 == 0 && (L == 1 || bs_bytes % 16 == 0);
+           n_bytes % 16 == 0 && ldd_bytes % 16 == 0 && ldd_bytes < lim &&
+           (L == 1 || (bs_bytes % 16 == 0 && bs_bytes < lim));
 }
 
 /* Plain BF16 D without bias or groups: what the three-warpgroup "_m192" kernels are tested and
@@ -251,7 +260,9 @@ static int scale_batch(const ptxq_tensor *s, int inner, int64_t nb, const char *
             view->shape[i] = s->shape[i + 1];
             view->stride[i] = s->stride[i + 1];
         }
-        *bs = (uint64_t)s->stride[0] * 4;
+        /* one batch: its stride is never used (found by review: an unused stride of 2^44 went
+         * into the TMA scale map, which refused it at launch, and MX refused odd ones) */
+        *bs = nb > 1 ? (uint64_t)s->stride[0] * 4 : 0;
         return PTXQ_OK;
     }
     if (s->rank <= inner + 1) return PTXQ_OK;
@@ -634,7 +645,8 @@ static int plan_gemm(const ptxq_gemm_desc *desc, const ptxq_tensor *a, const ptx
     /* BLOCK without the TMA store: 128 wide with the p2 pipeline beat the wave-quantisation pick
      * (see pick_pipe); with it, the pick below (pick_tile_n) */
     int e4 = a->dtype == PTXQ_E4M3 && b->dtype == PTXQ_E4M3;
-    int store_d = call_store_ok(flags, d->data, p->N * esize, ldd * esize, p->L, md.bstride * esize);
+    int store_d = call_store_ok(flags, d->data, p->N * esize, ldd * esize, p->L,
+                                p->L > 1 ? md.bstride * esize : 0);
     int ts = store_d && desc->store >= 0 && !getenv("PTXQ_GEMM_PIPE");
     int plain = call_plain(desc, flags);
     int blk = desc->scaling == PTXQ_GEMM_SCALE_BLOCK;
@@ -838,14 +850,16 @@ static int cluster_split_may(const ptxq_gemm_desc *desc, const gemm_plan *p) {
 /* The workspace for the split picked: a split the runtime chose is dropped without one, unless
  * it may run across a cluster (ws_free: decided at launch, cluster_split); a split the caller
  * asked for is an error without one. */
-static int plan_workspace(const ptxq_gemm_desc *desc, gemm_plan *p) {
+static int plan_workspace(const ptxq_gemm_desc *desc, gemm_plan *p, const ptxq_gemm_desc *caller,
+                          size_t before) {
     ptxq_gemm_args *g = &p->args;
     if (g->splits <= 1) return PTXQ_OK;
     int have = desc->workspace && desc->workspace_bytes >= p->ws_bytes;
+    /* the caller's figures: MX's dequantize path puts its BF16 copies (before bytes) first */
     if (!have && desc->split_k > 1)
         return ptxq_fail(PTXQ_ERR_INVALID_ARGUMENT, "gemm: split_k %u needs desc.workspace of %zu "
-                         "bytes (ptxq_gemm_workspace_size; got %zu)", g->splits, p->ws_bytes,
-                         desc->workspace ? desc->workspace_bytes : (size_t)0);
+                         "bytes (ptxq_gemm_workspace_size; got %zu)", g->splits,
+                         before + p->ws_bytes, caller->workspace ? caller->workspace_bytes : (size_t)0);
     if (!have && cluster_split_may(desc, p)) {
         p->ws_free = 1;
         p->ws_bytes = p->cnt_off = 0;
@@ -982,7 +996,7 @@ static int plan_call(const ptxq_gemm_desc *desc, const ptxq_tensor *a, const ptx
         if (x->on && (st = plan_gemm(&x->d16, &x->a16, &x->b16, d, sms, p))) return st;
     }
     if (sizing) return PTXQ_OK;
-    st = plan_workspace(x->on ? &x->d16 : desc, p);
+    st = plan_workspace(x->on ? &x->d16 : desc, p, desc, x->on ? x->bytes : 0);
     if (!st) gemm_divisors(&p->args);
     return st;
 }

@@ -708,6 +708,76 @@ static void test_validate_bf16_mx_path(void **state) {
     assert_int_equal(strncmp(name, "gemm_e4m3_e4m3_mx_n128", 22), 0);
 }
 
+/* Found by review (forty-seventh session): a batch dim of 1 on a scale tensor has a stride the
+ * call never uses, so it must not reach the TMA scale map (2^44 elements: past the 2^40-byte
+ * limit, refused only at launch) nor MX's stride check (an odd value refused the call); D pitches
+ * of 2^40 bytes or more take the register stores (the store's map cannot hold them); an unused D
+ * batch stride near 2^62 and an empty scale of [2^40, 2^40, 0] no longer overflow (UBSan); MX's
+ * dequantize path names the caller's workspace figures. */
+static void test_validate_review47(void **state) {
+    (void)state;
+    vcase v;
+    char name[96];
+    ptxq_tensor g = ptxq_tensor_make(PTXQ_I32, 1, (int64_t[]){1}, 0x60000);
+    vcase_make(&v, PTXQ_GEMM_SCALE_BLOCK, 256, 256, 512);
+    v.a = ptxq_tensor_make(PTXQ_E4M3, 3, (int64_t[]){1, 256, 512}, 0x100000);
+    v.b = ptxq_tensor_make(PTXQ_E4M3, 3, (int64_t[]){1, 256, 512}, 0x200000);
+    v.d = ptxq_tensor_make(PTXQ_BF16, 3, (int64_t[]){1, 256, 256}, 0x300000);
+    v.sa = ptxq_tensor_make(PTXQ_F32, 3, (int64_t[]){1, 256, 4}, 0x400000);
+    v.sb = ptxq_tensor_make(PTXQ_F32, 3, (int64_t[]){1, 2, 4}, 0x500000);
+    v.desc.grouping = PTXQ_GEMM_GROUP_MASKED;
+    v.desc.group_rows = &g;
+    v.desc.tile_n = 192;
+    v.sa.stride[0] = (int64_t)1 << 44;
+    assert_int_equal(ptxq_gemm_kernel_for(&v.desc, &v.a, &v.b, &v.d, name, sizeof name), PTXQ_OK);
+    assert_string_equal(name, "gemm_e4m3_e4m3_block_n192_tsg_sm"); /* the map without the stride */
+    /* MX [1, M, K/32] with an odd batch stride: unused, accepted */
+    vcase_make(&v, PTXQ_GEMM_SCALE_MX, 256, 256, 512);
+    v.a = ptxq_tensor_make(PTXQ_E4M3, 3, (int64_t[]){1, 256, 512}, 0x100000);
+    v.b = ptxq_tensor_make(PTXQ_E4M3, 3, (int64_t[]){1, 256, 512}, 0x200000);
+    v.d = ptxq_tensor_make(PTXQ_BF16, 3, (int64_t[]){1, 256, 256}, 0x300000);
+    v.sa = ptxq_tensor_make(PTXQ_UE8M0, 3, (int64_t[]){1, 256, 16}, 0x400000);
+    v.sb = ptxq_tensor_make(PTXQ_UE8M0, 3, (int64_t[]){1, 256, 16}, 0x500000);
+    v.desc.grouping = PTXQ_GEMM_GROUP_MASKED;
+    v.desc.group_rows = &g;
+    v.sa.stride[0] = 4097;
+    assert_int_equal(vrun(&v), PTXQ_OK);
+    /* D rows 2^40 bytes apart: the register stores ("_ts" only below that) */
+    vcase_make(&v, PTXQ_GEMM_SCALE_TENSOR, 2, 256, 256);
+    v.desc.tile_n = 128;
+    assert_int_equal(ptxq_gemm_kernel_for(&v.desc, &v.a, &v.b, &v.d, name, sizeof name), PTXQ_OK);
+    assert_non_null(strstr(name, "_ts"));
+    v.d.stride[0] = (int64_t)1 << 39; /* BF16: 2^40 bytes */
+    assert_int_equal(ptxq_gemm_kernel_for(&v.desc, &v.a, &v.b, &v.d, name, sizeof name), PTXQ_OK);
+    assert_null(strstr(name, "_ts"));
+    /* an unused batch stride of D (one batch) near 2^62, and an empty [2^40, 2^40, 0] scale */
+    vcase_make(&v, PTXQ_GEMM_SCALE_TENSOR, 256, 256, 256);
+    v.a = ptxq_tensor_make(PTXQ_E4M3, 3, (int64_t[]){1, 256, 256}, 0x100000);
+    v.b = ptxq_tensor_make(PTXQ_E4M3, 3, (int64_t[]){1, 256, 256}, 0x200000);
+    v.d = ptxq_tensor_make(PTXQ_BF16, 3, (int64_t[]){1, 256, 256}, 0x300000);
+    v.desc.grouping = PTXQ_GEMM_GROUP_MASKED;
+    v.desc.group_rows = &g;
+    v.d.stride[0] = (int64_t)1 << 62;
+    assert_int_equal(vrun(&v), PTXQ_OK);
+    v.sa = ptxq_tensor_make(PTXQ_F32, 3, (int64_t[]){(int64_t)1 << 40, (int64_t)1 << 40, 0}, 0x40000);
+    assert_int_equal(vrun(&v), PTXQ_ERR_SCALE_SHAPE); /* not one element */
+    /* MX through BF16 copies with split_k 4: the message counts the copies in */
+    vcase_make(&v, PTXQ_GEMM_SCALE_MX, 64, 2048, 7168);
+    v.desc.mx_path = PTXQ_GEMM_MX_DEQUANTIZE;
+    v.desc.split_k = 4;
+    size_t need = 0;
+    assert_int_equal(ptxq_gemm_workspace_size(&v.desc, &v.a, &v.b, &v.d, &need), PTXQ_OK);
+    v.desc.workspace = 0x7000000;
+    v.desc.workspace_bytes = need - 256;
+    assert_int_equal(vrun(&v), PTXQ_ERR_INVALID_ARGUMENT);
+    char want[160];
+    snprintf(want, sizeof want, "needs desc.workspace of %zu bytes (ptxq_gemm_workspace_size; got "
+             "%zu)", need, need - 256);
+    if (!strstr(ptxq_last_error(), want)) fail_msg("message: %s; want \"%s\"", ptxq_last_error(), want);
+    v.desc.workspace_bytes = need;
+    assert_int_equal(vrun(&v), PTXQ_OK);
+}
+
 /* Batches, groups and the epilogue operands: what is accepted and what is refused. */
 static void test_validate_batched(void **state) {
     (void)state;
@@ -2718,6 +2788,7 @@ int main(void) {
         cmocka_unit_test(test_refused_untouched),
         cmocka_unit_test(test_kernel_names_exist),
         cmocka_unit_test(test_validate_batched),
+        cmocka_unit_test(test_validate_review47),
         cmocka_unit_test(test_e5m2_e4m3_tensor),
         cmocka_unit_test(test_e4m3_e5m2_block),
         cmocka_unit_test(test_e5m2_e5m2_row_n160),
