@@ -714,32 +714,36 @@ static void test_validate_bf16_mx_path(void **state) {
  * of 2^40 bytes or more take the register stores (the store's map cannot hold them); an unused D
  * batch stride near 2^62 and an empty scale of [2^40, 2^40, 0] no longer overflow (UBSan); MX's
  * dequantize path names the caller's workspace figures. */
+/* vcase_make's call as one masked group: a [1, M, K], b [1, N, K], d [1, M, N], each scale with a
+ * batch dim of 1 (TENSOR's stay [1]), group_rows g */
+static void vcase_masked1(vcase *v, ptxq_gemm_scaling s, int64_t M, int64_t N, int64_t K,
+                          ptxq_tensor *g) {
+    vcase_make(v, s, M, N, K);
+    v->a = ptxq_tensor_make(PTXQ_E4M3, 3, (int64_t[]){1, M, K}, 0x100000);
+    v->b = ptxq_tensor_make(PTXQ_E4M3, 3, (int64_t[]){1, N, K}, 0x200000);
+    v->d = ptxq_tensor_make(PTXQ_BF16, 3, (int64_t[]){1, M, N}, 0x300000);
+    if (s != PTXQ_GEMM_SCALE_TENSOR) {
+        v->sa = ptxq_tensor_make(v->sa.dtype, 3, (int64_t[]){1, v->sa.shape[0], v->sa.shape[1]},
+                                 0x400000);
+        v->sb = ptxq_tensor_make(v->sb.dtype, 3, (int64_t[]){1, v->sb.shape[0], v->sb.shape[1]},
+                                 0x500000);
+    }
+    v->desc.grouping = PTXQ_GEMM_GROUP_MASKED;
+    v->desc.group_rows = g;
+}
+
 static void test_validate_review47(void **state) {
     (void)state;
     vcase v;
     char name[96];
     ptxq_tensor g = ptxq_tensor_make(PTXQ_I32, 1, (int64_t[]){1}, 0x60000);
-    vcase_make(&v, PTXQ_GEMM_SCALE_BLOCK, 256, 256, 512);
-    v.a = ptxq_tensor_make(PTXQ_E4M3, 3, (int64_t[]){1, 256, 512}, 0x100000);
-    v.b = ptxq_tensor_make(PTXQ_E4M3, 3, (int64_t[]){1, 256, 512}, 0x200000);
-    v.d = ptxq_tensor_make(PTXQ_BF16, 3, (int64_t[]){1, 256, 256}, 0x300000);
-    v.sa = ptxq_tensor_make(PTXQ_F32, 3, (int64_t[]){1, 256, 4}, 0x400000);
-    v.sb = ptxq_tensor_make(PTXQ_F32, 3, (int64_t[]){1, 2, 4}, 0x500000);
-    v.desc.grouping = PTXQ_GEMM_GROUP_MASKED;
-    v.desc.group_rows = &g;
+    vcase_masked1(&v, PTXQ_GEMM_SCALE_BLOCK, 256, 256, 512, &g);
     v.desc.tile_n = 192;
     v.sa.stride[0] = (int64_t)1 << 44;
     assert_int_equal(ptxq_gemm_kernel_for(&v.desc, &v.a, &v.b, &v.d, name, sizeof name), PTXQ_OK);
     assert_string_equal(name, "gemm_e4m3_e4m3_block_n192_tsg_sm"); /* the map without the stride */
     /* MX [1, M, K/32] with an odd batch stride: unused, accepted */
-    vcase_make(&v, PTXQ_GEMM_SCALE_MX, 256, 256, 512);
-    v.a = ptxq_tensor_make(PTXQ_E4M3, 3, (int64_t[]){1, 256, 512}, 0x100000);
-    v.b = ptxq_tensor_make(PTXQ_E4M3, 3, (int64_t[]){1, 256, 512}, 0x200000);
-    v.d = ptxq_tensor_make(PTXQ_BF16, 3, (int64_t[]){1, 256, 256}, 0x300000);
-    v.sa = ptxq_tensor_make(PTXQ_UE8M0, 3, (int64_t[]){1, 256, 16}, 0x400000);
-    v.sb = ptxq_tensor_make(PTXQ_UE8M0, 3, (int64_t[]){1, 256, 16}, 0x500000);
-    v.desc.grouping = PTXQ_GEMM_GROUP_MASKED;
-    v.desc.group_rows = &g;
+    vcase_masked1(&v, PTXQ_GEMM_SCALE_MX, 256, 256, 512, &g);
     v.sa.stride[0] = 4097;
     assert_int_equal(vrun(&v), PTXQ_OK);
     /* D rows 2^40 bytes apart: the register stores ("_ts" only below that) */
@@ -751,12 +755,7 @@ static void test_validate_review47(void **state) {
     assert_int_equal(ptxq_gemm_kernel_for(&v.desc, &v.a, &v.b, &v.d, name, sizeof name), PTXQ_OK);
     assert_null(strstr(name, "_ts"));
     /* an unused batch stride of D (one batch) near 2^62, and an empty [2^40, 2^40, 0] scale */
-    vcase_make(&v, PTXQ_GEMM_SCALE_TENSOR, 256, 256, 256);
-    v.a = ptxq_tensor_make(PTXQ_E4M3, 3, (int64_t[]){1, 256, 256}, 0x100000);
-    v.b = ptxq_tensor_make(PTXQ_E4M3, 3, (int64_t[]){1, 256, 256}, 0x200000);
-    v.d = ptxq_tensor_make(PTXQ_BF16, 3, (int64_t[]){1, 256, 256}, 0x300000);
-    v.desc.grouping = PTXQ_GEMM_GROUP_MASKED;
-    v.desc.group_rows = &g;
+    vcase_masked1(&v, PTXQ_GEMM_SCALE_TENSOR, 256, 256, 256, &g);
     v.d.stride[0] = (int64_t)1 << 62;
     assert_int_equal(vrun(&v), PTXQ_OK);
     v.sa = ptxq_tensor_make(PTXQ_F32, 3, (int64_t[]){(int64_t)1 << 40, (int64_t)1 << 40, 0}, 0x40000);
