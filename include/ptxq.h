@@ -9,8 +9,8 @@
  *   - returns a ptxq_status; on failure ptxq_last_error() gives a per-thread message;
  *   - validates every argument before it enqueues anything: a failing call writes nothing
  *     (one exception: where a call makes several launches, a driver failure of a later launch
- *     leaves the earlier ones' writes: MXFP8 GEMM's dequantize path its workspace, quantization
- *     desc.amax);
+ *     leaves the earlier ones' writes: MXFP8 GEMM's dequantize path its workspace, a split GEMM
+ *     the counters its memset zeroed in the workspace, quantization desc.amax);
  *   - a launch is stream-ordered and does no allocation and no synchronization, so it can be
  *     captured in a CUDA graph, once its kernels are loaded: the first call that uses a kernel
  *     loads its module (cuModuleLoadData), so make each call once before capturing; memory is
