@@ -205,7 +205,12 @@ def pdl_trigger_first(k):
 
 def pdl_wait(k, label):
     """griddepcontrol.wait unless FLAG_NOWAIT (the caller's independence promise); needs
-    pdl_trigger_first before it."""
+    pdl_trigger_first before it.
+    NOTE: a poll on a counter that every CTA of the kernel before bumps with red.release.gpu
+    after its stores (thread 0 spinning on ld.acquire.gpu, then bar.sync) released the next
+    call 0.1-0.4 us sooner than this wait but made a chain of read kernels 0-12% slower (the
+    release atomics and barriers; a one-wave grid doubles the gap): H200, 2026-11-28,
+    bench/RESULTS.md forty-eighth session, branch exp/fsync."""
     k(f"@%p_nowait bra.uni {label}")
     k("griddepcontrol.wait")
     k.label(label)
