@@ -126,5 +126,10 @@ int ptxq_rows_collapse(const ptxq_tensor *t);
 int ptxq_check_tensor(const ptxq_tensor *t, const char *what, int need_data);
 /* For outputs, after ptxq_check_tensor: no two elements of t share an address. */
 int ptxq_check_disjoint(const ptxq_tensor *t, const char *what);
+/* The product of n sizes: 0 if any is 0, else saturating at INT64_MAX (an empty tensor may hold
+ * other dimensions up to 2^48 each, whose product overflowed; found by review, UBSan). */
+int64_t ptxq_shape_product(const int64_t *shape, int n);
+/* 1 if the byte ranges [a, a + na) and [b, b + nb) share a byte (an empty range shares none). */
+int ptxq_bytes_overlap(uint64_t a, size_t na, uint64_t b, size_t nb);
 
 #endif

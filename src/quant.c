@@ -60,7 +60,9 @@ static int mode_info(const ptxq_quant_desc *d, const char **kmode, ptxq_dtype *s
     default:
         return ptxq_fail(PTXQ_ERR_INVALID_ARGUMENT, "unknown quantization mode %d", (int)d->mode);
     }
-    if (d->block != 0 && d->block != *block)
+    /* 0, or the mode's own block (FP8_BLOCK 128, MXFP8 32, NVFP4 16); the row and per-tensor
+     * modes have none (found by review: FP8_TENSOR's internal -1 was accepted as desc.block) */
+    if (d->block != 0 && (*block <= 0 || d->block != *block))
         return ptxq_fail(PTXQ_ERR_INVALID_ARGUMENT, "block %d given; this mode's block is implied "
                          "(pass 0)", d->block);
     return PTXQ_OK;
@@ -91,7 +93,7 @@ static int64_t ceil_div(int64_t a, int64_t b) { return (a + b - 1) / b; }
  * shape [2, 1, 3, K] and strides (0, 0, K, 1) (a broadcast batch) pass, and the kernels' flat
  * path then read a whole batch past x's end (found by review, 2026-11-26). */
 int ptxq_rows_collapse(const ptxq_tensor *t) {
-    if (t->rank < 3) return 1;
+    if (t->rank < 3 || ptxq_shape_product(t->shape, t->rank) == 0) return 1; /* no rows to step */
     int64_t span = t->stride[t->rank - 2] * t->shape[t->rank - 2];
     for (int i = t->rank - 3; i >= 0; --i) {
         if (t->shape[i] > 1 && t->stride[i] != span) return 0;
@@ -146,8 +148,8 @@ static int plan_quant(const ptxq_quant_desc *d, const ptxq_tensor *x, const ptxq
     ptxq_quant_item_shape(kmode, esz, &nvec, &p->unroll);
     p->vec = 16 / esz * nvec; /* a lane's item: one or more 16-byte vectors */
     p->K = x->shape[r - 1];
-    p->rows = 1;
-    for (int i = 0; i < r - 1; ++i) p->rows *= x->shape[i];
+    p->rows = ptxq_shape_product(x->shape, r - 1); /* INT64_MAX only where K = 0 */
+    int empty = p->rows == 0 || p->K == 0;
     if (p->K % p->vec)
         return ptxq_fail(PTXQ_ERR_SHAPE, "quantize: K = %lld must be a multiple of %d for %s "
                          "(a lane's vector)", (long long)p->K, p->vec, in);
@@ -165,7 +167,9 @@ static int plan_quant(const ptxq_quant_desc *d, const ptxq_tensor *x, const ptxq
     if (q->data % (uint64_t)qstore)
         return ptxq_fail(PTXQ_ERR_ALIGNMENT, "quantize: q data 0x%llx is not %d-byte aligned",
                          (unsigned long long)q->data, qstore);
-    for (int i = 0; i < r - 1; ++i) {
+    /* an empty x's strides are never used (and may be up to INT64_MAX: ptxq_check_tensor does
+     * not bound them, found by review, UBSan) */
+    for (int i = 0; i < r - 1 && !empty; ++i) {
         /* a size-1 dimension's stride is never multiplied by a nonzero index: not checked (as in
          * ptxq_check_tensor; found by review: x [1, 256] with stride 3 was refused) */
         if (x->shape[i] != 1 && (x->stride[i] * esz) % 16)
@@ -214,8 +218,7 @@ static int plan_quant(const ptxq_quant_desc *d, const ptxq_tensor *x, const ptxq
         return ptxq_fail(PTXQ_ERR_SCALE_SHAPE, "quantize: unknown scale layout %d",
                          (int)d->scale_layout);
     } else if (p->block < 0) {
-        int64_t n = 1;
-        for (int i = 0; i < s->rank; ++i) n *= s->shape[i];
+        int64_t n = ptxq_shape_product(s->shape, s->rank);
         if (n != 1)
             return ptxq_fail(PTXQ_ERR_SCALE_SHAPE, "quantize: a per-tensor scale has 1 element, "
                              "not %lld", (long long)n);
@@ -227,10 +230,12 @@ static int plan_quant(const ptxq_quant_desc *d, const ptxq_tensor *x, const ptxq
             if (s->shape[i] != x->shape[i])
                 return ptxq_fail(PTXQ_ERR_SCALE_SHAPE, "quantize: scale.shape[%d] = %lld != %lld",
                                  i, (long long)s->shape[i], (long long)x->shape[i]);
-        if (s->shape[r - 1] != p->nk)
+        if (s->shape[r - 1] != p->nk && p->block > 0)
             return ptxq_fail(PTXQ_ERR_SCALE_SHAPE, "quantize: scale.shape[%d] = %lld; K / %d = %lld "
-                             "expected", r - 1, (long long)s->shape[r - 1],
-                             p->block > 0 ? p->block : (int)p->K, (long long)p->nk);
+                             "expected", r - 1, (long long)s->shape[r - 1], p->block, (long long)p->nk);
+        if (s->shape[r - 1] != p->nk) /* (found by review: said "K / 0 = 1" for the row modes) */
+            return ptxq_fail(PTXQ_ERR_SCALE_SHAPE, "quantize: scale.shape[%d] = %lld; 1 expected (one "
+                             "scale a row)", r - 1, (long long)s->shape[r - 1]);
         lead3(s, sd, ss);
     }
     /* outputs: two elements at one address would race (found by review: q rows overlapping and
@@ -249,7 +254,10 @@ static int plan_quant(const ptxq_quant_desc *d, const ptxq_tensor *x, const ptxq
     if (need_amax && !d->amax)
         return ptxq_fail(PTXQ_ERR_INVALID_ARGUMENT, "quantize: this mode needs desc.amax (a device "
                          "float the amax pass reduces into)");
-    if (d->amax % 4)
+    /* desc.amax is used by the per-tensor modes (FP8_TENSOR static: written where given); the
+     * others ignore it (found by review: a misaligned unused amax was refused) */
+    int uses_amax = need_amax || (d->mode == PTXQ_QUANT_FP8_TENSOR && d->amax);
+    if (uses_amax && d->amax % 4)
         return ptxq_fail(PTXQ_ERR_ALIGNMENT, "quantize: desc.amax is not 4-byte aligned");
     if (d->mode == PTXQ_QUANT_NVFP4 && (!d->global_scale || d->global_scale % 4))
         return ptxq_fail(PTXQ_ERR_INVALID_ARGUMENT, "quantize: NVFP4 needs desc.global_scale, a "
@@ -261,6 +269,26 @@ static int plan_quant(const ptxq_quant_desc *d, const ptxq_tensor *x, const ptxq
                          "one word");
     if (d->amax && d->mode == PTXQ_QUANT_FP8_TENSOR && d->amax == s->data)
         return ptxq_fail(PTXQ_ERR_INVALID_ARGUMENT, "quantize: desc.amax is the scale's word");
+    /* what the call reads and what it writes apart: x, q, the scale and the per-tensor words
+     * (found by review: in-place quantization, a global scale or amax inside the scale bytes
+     * and an amax word inside x passed, and raced or zeroed the input) */
+    size_t xb = ptxq_tensor_bytes(x), qbytes = ptxq_tensor_bytes(q), sbytes = ptxq_tensor_bytes(s);
+    if (ptxq_bytes_overlap(x->data, xb, q->data, qbytes))
+        return ptxq_fail(PTXQ_ERR_INVALID_ARGUMENT, "quantize: q overlaps x (no in-place "
+                         "quantization)");
+    if (ptxq_bytes_overlap(s->data, sbytes, x->data, xb) ||
+        ptxq_bytes_overlap(s->data, sbytes, q->data, qbytes))
+        return ptxq_fail(PTXQ_ERR_INVALID_ARGUMENT, "quantize: the scale overlaps x or q");
+    if (uses_amax && !empty &&
+        (ptxq_bytes_overlap(d->amax, 4, x->data, xb) || ptxq_bytes_overlap(d->amax, 4, q->data, qbytes) ||
+         ptxq_bytes_overlap(d->amax, 4, s->data, sbytes)))
+        return ptxq_fail(PTXQ_ERR_INVALID_ARGUMENT, "quantize: desc.amax lies inside x, q or the scale");
+    if (d->mode == PTXQ_QUANT_NVFP4 && !empty &&
+        (ptxq_bytes_overlap(d->global_scale, 4, x->data, xb) ||
+         ptxq_bytes_overlap(d->global_scale, 4, q->data, qbytes) ||
+         ptxq_bytes_overlap(d->global_scale, 4, s->data, sbytes)))
+        return ptxq_fail(PTXQ_ERR_INVALID_ARGUMENT, "quantize: desc.global_scale lies inside x, q or "
+                         "the scale");
 
     /* Row modes: a CTA keeps the row in registers (one read of x) when the row fits and is long
      * enough to occupy the CTA; short or very long rows go to the warp-per-row kernel, which
@@ -336,8 +364,7 @@ ptxq_status ptxq_quant_scale_shape(const ptxq_quant_desc *d, const ptxq_tensor *
     int block = 0;
     if ((st = mode_info(d, &kmode, &sdt, &block))) return st;
     if (x->rank < 2) return ptxq_fail(PTXQ_ERR_SHAPE, "quant_scale_shape: x rank %d < 2", x->rank);
-    int64_t K = x->shape[x->rank - 1], rows = 1;
-    for (int i = 0; i < x->rank - 1; ++i) rows *= x->shape[i];
+    int64_t K = x->shape[x->rank - 1], rows = ptxq_shape_product(x->shape, x->rank - 1);
     if (block > 0 && K % block)
         return ptxq_fail(PTXQ_ERR_SHAPE, "quant_scale_shape: K = %lld not a multiple of %d",
                          (long long)K, block);
@@ -361,12 +388,14 @@ ptxq_status ptxq_quant_scale_shape(const ptxq_quant_desc *d, const ptxq_tensor *
         for (int i = 0; i < x->rank - 1; ++i) shape[i] = x->shape[i];
         shape[x->rank - 1] = block > 0 ? K / block : 1;
     }
+    /* an empty x of huge other dimensions (K = 0 in a row mode: one scale a row) would ask for
+     * a scale no call accepts: refused here too (found by review: its byte count wrapped) */
+    int64_t n = ptxq_shape_product(shape, rank);
+    if (n >= (int64_t)1 << 48)
+        return ptxq_fail(PTXQ_ERR_SHAPE, "quant_scale_shape: the scale would have 2^48 elements "
+                         "or more");
     *scale = ptxq_tensor_make(sdt, rank, shape, 0);
-    if (bytes) {
-        int64_t n = 1;
-        for (int i = 0; i < rank; ++i) n *= shape[i];
-        *bytes = (size_t)n * (size_t)(ptxq_dtype_bits(sdt) / 8);
-    }
+    if (bytes) *bytes = (size_t)n * (size_t)(ptxq_dtype_bits(sdt) / 8);
     return ptxq_ok();
 }
 
@@ -429,6 +458,7 @@ static int quant_launch(ptxq_context *ctx, quant_plan *p, const ptxq_tensor *x,
 
 /* ---- dequantize (hand-written kernel ptx/dequant_fp8_bf16.ptx) ------------------------------- */
 static int is_dense(const ptxq_tensor *t) {
+    if (ptxq_shape_product(t->shape, t->rank) == 0) return 1; /* nothing to address */
     int64_t s = 1;
     for (int i = t->rank - 1; i >= 0; --i) {
         if (t->shape[i] != 1 && t->stride[i] != s) return 0;
@@ -449,13 +479,11 @@ ptxq_status ptxq_dequantize_fp8_validate(const ptxq_tensor *q, uint64_t scale, c
         return ptxq_fail(PTXQ_ERR_DTYPE, "dequantize: y is %s; BF16 expected", ptxq_dtype_name(y->dtype));
     if (q->rank != y->rank)
         return ptxq_fail(PTXQ_ERR_SHAPE, "dequantize: q rank %d != y rank %d", q->rank, y->rank);
-    int64_t n = 1;
-    for (int i = 0; i < q->rank; ++i) {
+    for (int i = 0; i < q->rank; ++i)
         if (q->shape[i] != y->shape[i])
             return ptxq_fail(PTXQ_ERR_SHAPE, "dequantize: q.shape[%d] = %lld != y.shape[%d] = %lld",
                              i, (long long)q->shape[i], i, (long long)y->shape[i]);
-        n *= q->shape[i];
-    }
+    int64_t n = ptxq_shape_product(q->shape, q->rank);
     /* the kernel counts units of 8 codes in 32 bits and grid-strides past the last one: below
      * 2^31 units (2^34 elements) no index wraps (found by review: near 2^35 they wrapped and the
      * loop restarted, when the kernel's units were 16 codes and the limit 2^35) */
@@ -469,6 +497,10 @@ ptxq_status ptxq_dequantize_fp8_validate(const ptxq_tensor *q, uint64_t scale, c
     if (!scale || scale % 4)
         return ptxq_fail(PTXQ_ERR_INVALID_ARGUMENT, "dequantize: scale must be a 4-byte aligned "
                          "device float*");
+    /* y written while q and the scale are read (found by review: not checked) */
+    size_t qb = ptxq_tensor_bytes(q), yb = ptxq_tensor_bytes(y);
+    if (ptxq_bytes_overlap(y->data, yb, q->data, qb) || ptxq_bytes_overlap(y->data, yb, scale, 4))
+        return ptxq_fail(PTXQ_ERR_INVALID_ARGUMENT, "dequantize: y overlaps q or the scale");
     return (ptxq_status)ptxq_ok();
 }
 
@@ -479,8 +511,7 @@ ptxq_status ptxq_dequantize_fp8(ptxq_context *ctx, const ptxq_tensor *q, uint64_
     if (st) return st;
     const ptxq_loaded *k = NULL;
     if ((st = ptxq_get_kernel(ctx, "dequant_fp8_bf16", &k))) return st;
-    int64_t n = 1;
-    for (int i = 0; i < q->rank; ++i) n *= q->shape[i];
+    int64_t n = ptxq_shape_product(q->shape, q->rank);
     if (n == 0) return ptxq_ok();
     uint64_t qd = q->data, yd = y->data, sd = scale;
     uint32_t n16 = (uint32_t)(n / 16), e5m2 = q->dtype == PTXQ_E5M2;

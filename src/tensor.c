@@ -116,3 +116,17 @@ int ptxq_check_disjoint(const ptxq_tensor *t, const char *what) {
     }
     return PTXQ_OK;
 }
+
+int64_t ptxq_shape_product(const int64_t *shape, int n) {
+    for (int i = 0; i < n; ++i)
+        if (shape[i] == 0) return 0;
+    int64_t r = 1;
+    for (int i = 0; i < n; ++i)
+        if (__builtin_mul_overflow(r, shape[i], &r)) return INT64_MAX;
+    return r;
+}
+
+int ptxq_bytes_overlap(uint64_t a, size_t na, uint64_t b, size_t nb) {
+    if (!na || !nb) return 0;
+    return a < b + nb && b < a + na;
+}

@@ -148,6 +148,13 @@ typedef struct qcase {
     ptxq_tensor x, q, s;
 } qcase;
 
+/* Fake device addresses for the validation cases, 2^40 bytes apart: the calls refuse x, q, the
+ * scale and the per-tensor words where their byte spans overlap, and some cases' shapes are huge. */
+#define X_AT ((uint64_t)1 << 40)
+#define Q_AT ((uint64_t)2 << 40)
+#define S_AT ((uint64_t)3 << 40)
+#define W_AT ((uint64_t)4 << 40)
+
 /* A valid MXFP8 call on a 64 x 256 bf16 tensor. */
 static qcase good_mx(void) {
     qcase c;
@@ -155,9 +162,9 @@ static qcase good_mx(void) {
     int64_t xs[2] = {64, 256}, ss[2] = {64, 8};
     c.d.mode = PTXQ_QUANT_MXFP8;
     c.d.out_dtype = PTXQ_E4M3;
-    c.x = ptxq_tensor_make(PTXQ_BF16, 2, xs, 0x10000);
-    c.q = ptxq_tensor_make(PTXQ_E4M3, 2, xs, 0x20000);
-    c.s = ptxq_tensor_make(PTXQ_UE8M0, 2, ss, 0x30000);
+    c.x = ptxq_tensor_make(PTXQ_BF16, 2, xs, X_AT);
+    c.q = ptxq_tensor_make(PTXQ_E4M3, 2, xs, Q_AT);
+    c.s = ptxq_tensor_make(PTXQ_UE8M0, 2, ss, S_AT);
     return c;
 }
 
@@ -269,7 +276,7 @@ static void test_validate_quant(void **state) {
     c = good_mx();
     c.d.scale_layout = PTXQ_SCALE_128x4;
     int64_t sfb = 1024;
-    c.s = ptxq_tensor_make(PTXQ_UE8M0, 1, &sfb, 0x30000);
+    c.s = ptxq_tensor_make(PTXQ_UE8M0, 1, &sfb, S_AT);
     expect(c, PTXQ_OK, "128x4 exact size");
     c.s.shape[0] = 1023; expect(c, PTXQ_ERR_SCALE_SHAPE, "128x4 too small");
     /* the kernels' 128x4 offsets are 32-bit: one row of K = 2^30 needs 2^32 bytes of scales */
@@ -287,7 +294,7 @@ static void test_validate_quant(void **state) {
     expect(c, PTXQ_OK, "128x4 scales of 2^32 - 2^24 - 512 bytes, walk 2^32 - 2^24");
     c = good_mx();
     c.d.scale_layout = PTXQ_SCALE_128x4;
-    c.s = ptxq_tensor_make(PTXQ_UE8M0, 1, &sfb, 0x30000);
+    c.s = ptxq_tensor_make(PTXQ_UE8M0, 1, &sfb, S_AT);
     c.s.shape[0] = 1024; c.d.mode = PTXQ_QUANT_FP8_BLOCK; c.s.dtype = PTXQ_F32;
     expect(c, PTXQ_ERR_SCALE_SHAPE, "128x4 for FP8_BLOCK");
 
@@ -296,13 +303,13 @@ static void test_validate_quant(void **state) {
     c = good_mx();
     c.d.mode = PTXQ_QUANT_NVFP4;
     c.d.out_dtype = PTXQ_E2M1;
-    c.d.amax = 0x40000;
-    c.d.global_scale = 0x40010;
+    c.d.amax = W_AT;
+    c.d.global_scale = (W_AT + 16);
     int64_t big[2] = {((int64_t)1 << 31) - 1, 16}, sbig[2] = {((int64_t)1 << 31) - 1, 1};
-    c.x = ptxq_tensor_make(PTXQ_BF16, 2, big, 0x10000);
+    c.x = ptxq_tensor_make(PTXQ_BF16, 2, big, X_AT);
     c.x.stride[0] = 0;
-    c.q = ptxq_tensor_make(PTXQ_E2M1, 2, big, 0x20000);
-    c.s = ptxq_tensor_make(PTXQ_UE4M3, 2, sbig, 0x30000);
+    c.q = ptxq_tensor_make(PTXQ_E2M1, 2, big, Q_AT);
+    c.s = ptxq_tensor_make(PTXQ_UE4M3, 2, sbig, S_AT);
     expect(c, PTXQ_ERR_SHAPE, "NVFP4 amax pass of 2^32 - 2 vectors");
     c.x.shape[0] = c.q.shape[0] = c.s.shape[0] = (int64_t)1 << 29;
     expect(c, PTXQ_OK, "NVFP4 amax pass of 2^30 vectors");
@@ -311,22 +318,22 @@ static void test_validate_quant(void **state) {
     c = good_mx();
     int64_t one = 1;
     c.d.mode = PTXQ_QUANT_FP8_TENSOR;
-    c.s = ptxq_tensor_make(PTXQ_F32, 1, &one, 0x30000);
+    c.s = ptxq_tensor_make(PTXQ_F32, 1, &one, S_AT);
     expect(c, PTXQ_ERR_INVALID_ARGUMENT, "tensor without amax");
-    c.d.amax = 0x40002; expect(c, PTXQ_ERR_ALIGNMENT, "amax misaligned");
-    c.d.amax = 0x40000; expect(c, PTXQ_OK, "tensor with amax");
+    c.d.amax = (W_AT + 2); expect(c, PTXQ_ERR_ALIGNMENT, "amax misaligned");
+    c.d.amax = W_AT; expect(c, PTXQ_OK, "tensor with amax");
     c.d.amax = 0; c.d.flags = PTXQ_QUANT_STATIC_SCALE; expect(c, PTXQ_OK, "static, no amax");
-    c.s.data = 0x30002; expect(c, PTXQ_ERR_ALIGNMENT, "scale misaligned");
+    c.s.data = (S_AT + 2); expect(c, PTXQ_ERR_ALIGNMENT, "scale misaligned");
 
     c = good_mx();
     int64_t ns[2] = {64, 16};
     c.d.mode = PTXQ_QUANT_NVFP4;
     c.d.out_dtype = PTXQ_E2M1;
     c.q.dtype = PTXQ_E2M1;
-    c.s = ptxq_tensor_make(PTXQ_UE4M3, 2, ns, 0x30000);
-    c.d.amax = 0x40000;
+    c.s = ptxq_tensor_make(PTXQ_UE4M3, 2, ns, S_AT);
+    c.d.amax = W_AT;
     expect(c, PTXQ_ERR_INVALID_ARGUMENT, "NVFP4 without global scale");
-    c.d.global_scale = 0x40010; expect(c, PTXQ_OK, "NVFP4");
+    c.d.global_scale = (W_AT + 16); expect(c, PTXQ_OK, "NVFP4");
     c.q.stride[0] = 250; expect(c, PTXQ_ERR_ALIGNMENT, "NVFP4 q pitch 125 B");
 
     c = good_mx();
@@ -335,7 +342,7 @@ static void test_validate_quant(void **state) {
     c.d.out_dtype = PTXQ_I8;
     c.q.dtype = PTXQ_I8;
     c.d.block = 48;
-    c.s = ptxq_tensor_make(PTXQ_F32, 2, is, 0x30000);
+    c.s = ptxq_tensor_make(PTXQ_F32, 2, is, S_AT);
     expect(c, PTXQ_ERR_INVALID_ARGUMENT, "int8 block 48");
     c.d.block = 64;
     expect(c, PTXQ_ERR_SCALE_SHAPE, "int8 block 64, scale 5 columns");
@@ -486,6 +493,90 @@ static void test_validate_dequant(void **state) {
     assert_int_equal(k.threads, 256);
 }
 
+/* What a review of quantization's validation found (forty-eighth session): signed overflow on
+ * empty tensors (UBSan), a wrapped scale size, aliasing between what a call reads and writes,
+ * a wrong message, desc.block and an unused amax. Each case failed on the code before it. */
+static void test_validate_review48(void **state) {
+    (void)state;
+    /* empty tensors with huge other dimensions or strides: accepted (nothing runs), no overflow */
+    qcase c = good_mx();
+    int64_t e2[2] = {3, 0}, se[2] = {3, 1};
+    c.d.mode = PTXQ_QUANT_FP8_ROW;
+    c.x = ptxq_tensor_make(PTXQ_F32, 2, e2, X_AT);
+    c.x.stride[0] = (int64_t)1 << 62;
+    c.q = ptxq_tensor_make(PTXQ_E4M3, 2, e2, Q_AT);
+    c.s = ptxq_tensor_make(PTXQ_F32, 2, se, S_AT);
+    expect(c, PTXQ_OK, "empty x with a stride of 2^62");
+    c = good_mx();
+    int64_t e3[3] = {0, 3, 32}, se3[3] = {0, 3, 1};
+    c.x = ptxq_tensor_make(PTXQ_BF16, 3, e3, X_AT);
+    c.x.stride[1] = (int64_t)1 << 62;
+    c.q = ptxq_tensor_make(PTXQ_E4M3, 3, e3, Q_AT);
+    c.s = ptxq_tensor_make(PTXQ_UE8M0, 3, se3, S_AT);
+    expect(c, PTXQ_OK, "empty x of 3 dims, stride 2^62");
+    ptxq_quant_desc d;
+    memset(&d, 0, sizeof d);
+    d.mode = PTXQ_QUANT_FP8_BLOCK;
+    int64_t e4[4] = {(int64_t)1 << 47, (int64_t)1 << 47, 0, 256};
+    ptxq_tensor x = ptxq_tensor_make(PTXQ_BF16, 4, e4, X_AT), s;
+    size_t bytes = 1;
+    assert_int_equal(ptxq_quant_scale_shape(&d, &x, &s, &bytes), PTXQ_OK);
+    assert_int_equal(bytes, 0);
+    /* one scale a row of an empty x of 2^94 rows: refused, not a wrapped byte count */
+    d.mode = PTXQ_QUANT_FP8_ROW;
+    int64_t e5[3] = {((int64_t)1 << 47) - 1, ((int64_t)1 << 47) - 1, 0};
+    x = ptxq_tensor_make(PTXQ_BF16, 3, e5, X_AT);
+    assert_int_equal(ptxq_quant_scale_shape(&d, &x, &s, &bytes), PTXQ_ERR_SHAPE);
+    int64_t e6[4] = {0, (int64_t)1 << 47, (int64_t)1 << 47, 16};
+    ptxq_tensor q = ptxq_tensor_make(PTXQ_E4M3, 4, e6, X_AT), y = ptxq_tensor_make(PTXQ_BF16, 4, e6, Q_AT);
+    q.stride[1] = (int64_t)1 << 51;
+    assert_int_equal(ptxq_dequantize_fp8_validate(&q, W_AT, &y), PTXQ_OK);
+
+    /* desc.block: the mode's own block or 0; FP8_TENSOR's internal -1 is not one */
+    c = good_mx();
+    int64_t one = 1;
+    c.d.mode = PTXQ_QUANT_FP8_TENSOR;
+    c.d.amax = W_AT;
+    c.s = ptxq_tensor_make(PTXQ_F32, 1, &one, S_AT);
+    c.d.block = -1; expect(c, PTXQ_ERR_INVALID_ARGUMENT, "FP8_TENSOR block -1");
+    c = good_mx(); c.d.block = 32; expect(c, PTXQ_OK, "MXFP8 with its own block");
+    /* the row modes' message */
+    c = good_mx();
+    c.d.mode = PTXQ_QUANT_FP8_ROW;
+    c.s = ptxq_tensor_make(PTXQ_F32, 2, (int64_t[]){64, 2}, S_AT);
+    expect(c, PTXQ_ERR_SCALE_SHAPE, "FP8_ROW scale of 2 columns");
+    assert_non_null(strstr(ptxq_last_error(), "one scale a row"));
+    /* an amax the mode ignores is not checked */
+    c = good_mx(); c.d.amax = W_AT + 2; expect(c, PTXQ_OK, "MXFP8 with an unused misaligned amax");
+
+    /* what a call reads and what it writes apart */
+    c = good_mx(); c.q.data = c.x.data; expect(c, PTXQ_ERR_INVALID_ARGUMENT, "in place");
+    c = good_mx(); c.s.data = c.q.data + 4096; expect(c, PTXQ_ERR_INVALID_ARGUMENT, "scale inside q");
+    c = good_mx(); c.s.data = c.x.data + 64; expect(c, PTXQ_ERR_INVALID_ARGUMENT, "scale inside x");
+    c = good_mx();
+    c.d.mode = PTXQ_QUANT_FP8_TENSOR;
+    c.s = ptxq_tensor_make(PTXQ_F32, 1, &one, S_AT);
+    c.d.amax = c.x.data + 256; expect(c, PTXQ_ERR_INVALID_ARGUMENT, "amax inside x");
+    c.d.amax = W_AT; c.s.data = c.q.data + 256; expect(c, PTXQ_ERR_INVALID_ARGUMENT, "scale inside q");
+    c = good_mx();
+    c.d.mode = PTXQ_QUANT_NVFP4;
+    c.d.out_dtype = PTXQ_E2M1;
+    c.q.dtype = PTXQ_E2M1;
+    c.s = ptxq_tensor_make(PTXQ_UE4M3, 2, (int64_t[]){64, 16}, S_AT);
+    c.d.amax = W_AT;
+    c.d.global_scale = W_AT + 16; expect(c, PTXQ_OK, "NVFP4");
+    c.d.global_scale = S_AT + 8; expect(c, PTXQ_ERR_INVALID_ARGUMENT, "global scale inside the scale");
+    c.d.global_scale = W_AT + 16; c.d.amax = S_AT + 4;
+    expect(c, PTXQ_ERR_INVALID_ARGUMENT, "NVFP4 amax inside the scale");
+    int64_t sh[2] = {37, 48};
+    q = ptxq_tensor_make(PTXQ_E4M3, 2, sh, X_AT);
+    y = ptxq_tensor_make(PTXQ_BF16, 2, sh, X_AT + 512);
+    assert_int_equal(ptxq_dequantize_fp8_validate(&q, W_AT, &y), PTXQ_ERR_INVALID_ARGUMENT);
+    y.data = Q_AT;
+    assert_int_equal(ptxq_dequantize_fp8_validate(&q, Q_AT + 64, &y), PTXQ_ERR_INVALID_ARGUMENT);
+    assert_int_equal(ptxq_dequantize_fp8_validate(&q, W_AT, &y), PTXQ_OK);
+}
+
 int main(void) {
     const struct CMUnitTest tests[] = {
         cmocka_unit_test(test_registry_reports), cmocka_unit_test(test_targets),
@@ -494,6 +585,7 @@ int main(void) {
         cmocka_unit_test(test_rows_collapse),
         cmocka_unit_test(test_validate_quant), cmocka_unit_test(test_scale_shape),
         cmocka_unit_test(test_validate_dequant), cmocka_unit_test(test_division_magics),
+        cmocka_unit_test(test_validate_review48),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);
 }
