@@ -190,13 +190,20 @@ float ptxq_f16_decode(uint16_t bits);
  * and 16-byte multiple pitches. "rows" are all leading indices; K = x.shape[rank-1].
  * q: same shape, dtype per mode below, innermost stride 1, base and pitches aligned to what one
  * lane stores: 16 bytes for FP8_BLOCK, MXFP8 and INT8_BLOCK from BF16/F16; 8 bytes for NVFP4 and
- * the other modes from BF16/F16; 4 bytes for the other modes from F32.
+ * the other modes from BF16/F16; 4 bytes for the other modes from F32. K is a multiple of what one
+ * lane reads: 16 elements for FP8_BLOCK, MXFP8 and INT8_BLOCK from BF16/F16 and for NVFP4, else 8
+ * (BF16/F16) or 4 (F32), and of the scale block. One call takes rows * K / (that vector) below
+ * 2^31, and the per-tensor modes' amax pass rows * K / (16 bytes of x) below 2^31; the rows and
+ * each leading dimension below 2^32. x, q, the scale, desc.amax and desc.global_scale (where the
+ * mode uses them) must not overlap: their byte spans, from each base to its last element, are
+ * compared, and an overlap is refused with PTXQ_ERR_INVALID_ARGUMENT (no in-place quantization).
  *
  * mode            q dtype       scale (dequantize: x ~= decode(q) * scale [* global])
  * FP8_TENSOR      E4M3/E5M2     F32, one element (e.g. shape [1]): amax / fmax (amax pass + quantize)
  * FP8_ROW         E4M3/E5M2     F32, shape [rows..., 1]: row amax / fmax
  * FP8_BLOCK       E4M3/E5M2     F32, shape [rows..., K/128]: amax of 1x128 / fmax (DeepGEMM acts)
- * MXFP8           E4M3/E5M2     UE8M0, shape [rows..., K/32]: 2^(floor(log2 amax) - emax_elem)
+ * MXFP8           E4M3/E5M2     UE8M0, shape [rows..., K/32]: 2^(floor(log2 amax) - emax_elem),
+ *                               the code clamped at 0 (2^-127); Inf or NaN in the block: 255
  * NVFP4           E2M1          UE4M3, shape [rows..., K/16]: rn(amax16 * (1 / (6 * global))),
  *                               plus an F32 per-tensor global = amax / (6 * 448) in desc.global_scale
  * INT8_ROW        I8            F32, shape [rows..., 1]: row amax / 127
@@ -207,11 +214,15 @@ float ptxq_f16_decode(uint16_t bits);
  * -0 or NaN product encodes with a clear sign bit (0x0 / 0x7); the sm_100a/sm_120a cvt keeps it.
  * fmax is 448 (E4M3) or 57344 (E5M2). Values are encoded with round-to-nearest-even and saturate
  * (MXFP8 follows OCP MX v1.0, which saturates values above fmax after the power-of-two scale).
- * A zero block gets scale 0 (UE8M0: code 0) and zero codes. F32 scales are never subnormal: a
+ * A zero block gets zero codes and scale 0 (UE8M0: code 0, which decodes to 2^-127, not 0). F32
+ * scales are never subnormal: a
  * positive amax below fmax * 2^-126 (127 * 2^-126 for INT8) is taken as that, and NVFP4's derived
  * global scale is at least 2^-117, so no finite x gives an Inf or NaN scale or code. A static
- * scale too small for its reciprocal (below 1 / FLT_MAX) saturates the codes.
- * Scale strides are free as long as no two scales share an address (so are q's; overlapping
+ * scale too small for its reciprocal (below 1 / FLT_MAX) saturates the codes; an FP8_TENSOR
+ * static scale of 0, below 0 or NaN gives zero codes, and NVFP4's static global scale must be
+ * positive and finite (device values are not checked: others give meaningless codes).
+ * Scale strides are free (the stride along K below 2^32 elements) as long as no two scales share
+ * an address (so are q's; overlapping
  * outputs are refused with PTXQ_ERR_STRIDE, as are some interleaved layouts that do not overlap:
  * sorted by stride, each dimension must step past all the ones inside it): [rows, K/128]
  * row-major and the M-major ("column-major, TMA-aligned")
@@ -247,7 +258,8 @@ typedef enum ptxq_scale_layout {
 typedef struct ptxq_quant_desc {
     ptxq_quant_mode mode;
     ptxq_dtype out_dtype;           /* E4M3, E5M2, E2M1 or I8 as the mode allows */
-    int block;                      /* INT8_BLOCK: 32, 64 or 128; others: 0 (implied) */
+    int block;                      /* INT8_BLOCK: 32, 64 or 128; others: 0 (implied) or the
+                                       mode's own block (FP8_BLOCK 128, MXFP8 32, NVFP4 16) */
     ptxq_scale_layout scale_layout;
     unsigned flags;                 /* PTXQ_QUANT_STATIC_SCALE */
     uint64_t amax;                  /* device float*, see above */
