@@ -309,7 +309,8 @@ ptxq_status ptxq_quantize(ptxq_context *ctx, const ptxq_quant_desc *desc, const 
  *            PTXQ_SCALE_128x4 (desc.a_scale_layout): rank 1, contiguous, at least L * S bytes with
  *            S = ceil(M/128) * ceil((K/B)/4) * 512; batch l starts at l * S and scale (m, kb) is at
  *            ((m/128) * ceil((K/B)/4) + kb/4) * 512 + (m%32) * 16 + ((m/32)%4) * 4 + kb%4, the
- *            layout ptxq_quantize writes with PTXQ_SCALE_128x4 (there for rank-2 x, i.e. L = 1).
+ *            layout ptxq_quantize writes with PTXQ_SCALE_128x4 (there for rank-2 x, i.e. L = 1);
+ *            S below 2^32 (the kernels' offsets within a batch are 32-bit; else PTXQ_ERR_SHAPE).
  *            With it the CUDA-core kernels give a thread rows 32 apart (plan.rows_step), whose
  *            scales share 16-byte runs. H200, x in A's format: NVFP4 62-108% of the copy on the
  *            bench shapes against 76-114% with row-major scales; MXFP4 and MXFP8 within 0-5
@@ -322,11 +323,15 @@ ptxq_status ptxq_quantize(ptxq_context *ctx, const ptxq_quant_desc *desc, const 
  *   y        [L, M] (or [M] when L = 1), aligned to its element size; strides that, taken in
  *            increasing order, each reach past everything the dimensions inside them address (so
  *            no two elements share one; a few interleaved layouts that would not collide are
- *            refused too), else PTXQ_ERR_STRIDE.
- * The strides of a's, x's and y's dimensions of size 1 are neither checked nor used (the scales'
- * K strides are checked as above even where K/B = 1). K must be a multiple of B (else
- * PTXQ_ERR_SHAPE); with M > 0, L * (M + 128) must stay below 2^31 (the grid; else
- * PTXQ_ERR_SHAPE); K = 0 writes zeros; M = 0 or L = 0 enqueues nothing. UE8M0 code 0 is
+ *            refused too), else PTXQ_ERR_STRIDE. y must not overlap a, a_scale, x, x_scale or
+ *            the per-tensor scales (byte spans from each base to its last element; else
+ *            PTXQ_ERR_INVALID_ARGUMENT).
+ * The (nonnegative) strides of a's, x's and y's dimensions of size 1 are neither checked nor used
+ * (the scales' K strides are checked as above even where K/B = 1). K must be a multiple of B (else
+ * PTXQ_ERR_SHAPE); M and L below 2^31 each and a row of A at most 16 * (2^31 - 16) bytes (K up to
+ * about 2^36 for FP4, 2^35 for FP8); with M > 0, L * (M + 128) must stay below 2^31 (the grid; else
+ * PTXQ_ERR_SHAPE); K = 0 writes 0 * a_global * x_global (zeros unless a per-tensor scale is Inf or
+ * NaN); M = 0 or L = 0 enqueues nothing. UE8M0 code 0 is
  * 2^-127, 255 NaN; UE4M3's bit 7 is ignored (code 0x7F is NaN).
  *
  * Numerics: FP4 x FP4 block dot products are exact (sm_90a: int32 dp4a of doubled E2M1 values,
@@ -375,7 +380,10 @@ ptxq_status ptxq_quantize(ptxq_context *ctx, const ptxq_quant_desc *desc, const 
  * MoE experts). The kernel then skips the wait and streams while the preceding kernel drains.
  * With PDL the kernels that may still run are the preceding one and, if that one let its
  * dependents start before its own wait, those before it: every kernel of this library signals
- * its dependents only after its wait, so after one of ours only that one may still run.
+ * its dependents only after its wait, so after one of ours that waited only that one may still
+ * run; but an INDEPENDENT GEMV has no wait at its start and signals at once, so after it every
+ * kernel back to the last one that waited may still run (found by review: the rule read as if
+ * only the INDEPENDENT call could).
  * The kernel does not exit before that predecessor has completed (it waits at its end), so a
  * kernel that waits on it still waits on everything before. 2026-11-26, x in A's format, a
  * stream of such calls: (7168, 2048, 4) at 93-98% of the copy on an H200 against 72-78% waiting,
@@ -408,6 +416,7 @@ typedef struct ptxq_gemv_desc {
                                          its scales streamed into shared memory; needs K % 256
                                          == 0, strided 16-byte aligned scales, else as 0),
                                          -1 = the plain one (not the "...v" twin either);
+                                         1 and 2 on sm_90a only (elsewhere the plain kernel);
                                          the tensor-core kernel (rows_per_thread 16): 0 =
                                          chosen by the runtime (its cp.async ring twin on
                                          sm_90a where a warp walks >= 4 windows, 8 with BF16 x

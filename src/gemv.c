@@ -74,6 +74,12 @@ static int pitch16(const ptxq_tensor *t, int dim, const char *what, uint64_t *ou
         *out = 0;
         return PTXQ_OK;
     }
+    /* a stride of 2^48 or more passes ptxq_check_tensor only in an empty tensor, whose strides
+     * address nothing (found by review: its byte stride overflowed, UBSan) */
+    if (s >= (int64_t)1 << 48) {
+        *out = 0;
+        return PTXQ_OK;
+    }
     if (t->dtype == PTXQ_E2M1 && s % 2)
         return ptxq_fail(PTXQ_ERR_ALIGNMENT, "gemv: %s.stride[%d] = %lld elements is odd (E2M1 "
                          "packs two per byte)", what, dim, (long long)s);
@@ -151,8 +157,13 @@ static int plan_shape(const ptxq_gemv_desc *d, const ptxq_tensor *a, const ptxq_
      * ptxq_gemv (a review found validate accepting a grid the plan then refused) */
     int64_t row_bytes = elem_bytes(elem, s->K);
     s->nch = ceil_div(row_bytes, 16);
-    if (s->M > 0x7FFFFFFFll || s->L > 0x7FFFFFFFll || s->nch > 0x7FFFFFF0ll)
-        return ptxq_fail(PTXQ_ERR_SHAPE, "gemv: M, L or K is too large for one launch");
+    if (s->M > 0x7FFFFFFFll || s->L > 0x7FFFFFFFll)
+        return ptxq_fail(PTXQ_ERR_SHAPE, "gemv: M = %lld, L = %lld; each below 2^31 (one launch)",
+                         (long long)s->M, (long long)s->L);
+    if (s->nch > 0x7FFFFFF0ll)
+        return ptxq_fail(PTXQ_ERR_SHAPE, "gemv: K = %lld is %lld bytes a row; at most 16 * (2^31 - "
+                         "16) (the kernels count 16-byte chunks in 32 bits)", (long long)s->K,
+                         (long long)row_bytes);
     if (s->M > 0 && s->L * (s->M + 128) > 0x7FFFFFFFll)
         return ptxq_fail(PTXQ_ERR_SHAPE, "gemv: L * (M + 128) = %lld exceeds 2^31 - 1 (the grid)",
                          (long long)(s->L * (s->M + 128)));
@@ -207,7 +218,9 @@ static int plan_shape(const ptxq_gemv_desc *d, const ptxq_tensor *a, const ptxq_
             return ptxq_fail(PTXQ_ERR_SCALE_SHAPE, "gemv: x_scale must be shaped like x with K / %d "
                              "= %lld scales along K", s->block, (long long)s->nk);
         g->xs_l = xs->rank == 2 && xs->shape[0] > 1 ? (uint64_t)xs->stride[0] : 0;
-        if (xs->stride[xs->rank - 1] > 0xFFFFFFFFll || s->nk * xs->stride[xs->rank - 1] > 0xFFFFFFFFll)
+        /* (a division, not nk * stride: an empty x_scale's stride is unbounded; found by review) */
+        int64_t xks = xs->stride[xs->rank - 1];
+        if (xks > 0xFFFFFFFFll || (xks > 0 && s->nk > 0xFFFFFFFFll / xks))
             return ptxq_fail(PTXQ_ERR_STRIDE, "gemv: x_scale's K stride is too large");
         g->xs_k = (uint32_t)xs->stride[xs->rank - 1];
         g->xs = xs->data;
@@ -247,11 +260,13 @@ static int plan_shape(const ptxq_gemv_desc *d, const ptxq_tensor *a, const ptxq_
                              "expected", ra - 1, (long long)as->shape[ra - 1], s->block,
                              (long long)s->nk);
         int64_t ks = as->stride[ra - 1];
-        if (ks > 0xFFFFFFFFll || (s->nk > 0 && (s->nk - 1) * ks + ks > 0xFFFFFFFFll))
+        if (ks > 0xFFFFFFFFll || (ks > 0 && s->nk > 0xFFFFFFFFll / ks)) /* nk * ks, unbounded where empty */
             return ptxq_fail(PTXQ_ERR_STRIDE, "gemv: a_scale's K stride %lld is too large (offsets "
                              "along K must stay below 4 GiB)", (long long)ks);
-        g->as_m = (uint64_t)as->stride[ra - 2];
-        g->as_l = ra == 3 ? (uint64_t)as->stride[0] : 0;
+        /* a size-1 dimension's stride is never used: 0, so that it does not turn off the
+         * even-pitch and aligned fast paths below (found by review) */
+        g->as_m = s->M > 1 ? (uint64_t)as->stride[ra - 2] : 0;
+        g->as_l = ra == 3 && s->L > 1 ? (uint64_t)as->stride[0] : 0;
         g->kmul = g->ks1 = (uint32_t)ks;
     } else {
         return ptxq_fail(PTXQ_ERR_SCALE_SHAPE, "gemv: unknown a_scale_layout %d",
@@ -274,8 +289,22 @@ static int plan_shape(const ptxq_gemv_desc *d, const ptxq_tensor *a, const ptxq_
     int ysz = ptxq_dtype_bits(y->dtype) / 8;
     if (y->data % (uint64_t)ysz)
         return ptxq_fail(PTXQ_ERR_ALIGNMENT, "gemv: y data is not %d-byte aligned", ysz);
-    g->y_m = s->M > 1 ? (uint64_t)(y->stride[y->rank - 1] * ysz) : 0;
-    g->y_l = y->rank == 2 && s->L > 1 ? (uint64_t)(y->stride[0] * ysz) : 0;
+    /* an empty y (M = 0 or L = 0) enqueues nothing and its strides are unbounded (found by review,
+     * UBSan) */
+    int yempty = s->M == 0 || s->L == 0;
+    g->y_m = s->M > 1 && !yempty ? (uint64_t)(y->stride[y->rank - 1] * ysz) : 0;
+    g->y_l = y->rank == 2 && s->L > 1 && !yempty ? (uint64_t)(y->stride[0] * ysz) : 0;
+    /* y apart from everything the call reads (found by review: y inside x or a scale passed, and
+     * raced with the reads) */
+    size_t yb = ptxq_tensor_bytes(y);
+    if (ptxq_bytes_overlap(y->data, yb, a->data, ptxq_tensor_bytes(a)) ||
+        ptxq_bytes_overlap(y->data, yb, as->data, ptxq_tensor_bytes(as)) ||
+        ptxq_bytes_overlap(y->data, yb, x->data, ptxq_tensor_bytes(x)) ||
+        (xs && ptxq_bytes_overlap(y->data, yb, xs->data, ptxq_tensor_bytes(xs))) ||
+        (d->a_global && ptxq_bytes_overlap(y->data, yb, d->a_global, 4)) ||
+        (d->x_global && ptxq_bytes_overlap(y->data, yb, d->x_global, 4)))
+        return ptxq_fail(PTXQ_ERR_INVALID_ARGUMENT, "gemv: y overlaps a, x, a scale or a per-tensor "
+                         "scale");
     g->flags |= y->dtype == PTXQ_F32 ? PTXQ_GEMV_Y_F32 : y->dtype == PTXQ_F16 ? PTXQ_GEMV_Y_F16
                                                                                : PTXQ_GEMV_Y_BF16;
 
@@ -525,7 +554,9 @@ static int use_twin(ptxq_gemv_plan *p, const char *target, const char *suffix) {
 static void pick_twin(const gemv_shape *s, const ptxq_gemv_desc *d, const char *target,
                       ptxq_gemv_plan *p) {
     p->pipelined = 0;
-    if (s->fmt != 0 || s->xk != 0) return;
+    /* the twins differ from the plain kernel on sm_90a only (gen/gemv.py); elsewhere the plan
+     * stays the plain one, with its prefetch (found by review: it reported them) */
+    if (s->fmt != 0 || s->xk != 0 || strcmp(target, "sm_90a") != 0) return;
     int bulk = bulk_ok(s) && (d->pipelined == 2 || (d->pipelined == 0 && bulk_auto()));
     if (!bulk && !(d->pipelined == 1 || ((d->pipelined == 0 || d->pipelined == 2) &&
                                          pipe_auto())))

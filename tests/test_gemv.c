@@ -28,6 +28,15 @@
 #include "sass.h"
 #include "test_filter.h"
 
+/* Fake device addresses for the CPU validation and planning cases, 2^40 bytes apart: y is refused
+ * where its bytes overlap what the call reads, and some cases' shapes are huge. */
+#define A_AT ((uint64_t)1 << 40)
+#define AS_AT ((uint64_t)2 << 40)
+#define X_AT ((uint64_t)3 << 40)
+#define XS_AT ((uint64_t)4 << 40)
+#define Y_AT ((uint64_t)5 << 40)
+#define G_AT ((uint64_t)6 << 40)
+
 static gputest g_test;
 
 static int setup(void **state) {
@@ -59,12 +68,12 @@ static vcall good_call(void) {
     v.d.format = PTXQ_GEMV_NVFP4;
     int64_t ash[3] = {3, 100, 1024}, ssh[3] = {3, 100, 64}, xsh[2] = {3, 1024}, xssh[2] = {3, 64};
     int64_t ysh[2] = {3, 100};
-    v.a = ptxq_tensor_make(PTXQ_E2M1, 3, ash, 0x100000);
-    v.as = ptxq_tensor_make(PTXQ_UE4M3, 3, ssh, 0x200001);
-    v.x = ptxq_tensor_make(PTXQ_E2M1, 2, xsh, 0x300000);
-    v.xs = ptxq_tensor_make(PTXQ_UE4M3, 2, xssh, 0x400003);
-    v.y = ptxq_tensor_make(PTXQ_F16, 2, ysh, 0x500002);
-    v.d.a_global = 0x600000;
+    v.a = ptxq_tensor_make(PTXQ_E2M1, 3, ash, A_AT);
+    v.as = ptxq_tensor_make(PTXQ_UE4M3, 3, ssh, (AS_AT + 1));
+    v.x = ptxq_tensor_make(PTXQ_E2M1, 2, xsh, X_AT);
+    v.xs = ptxq_tensor_make(PTXQ_UE4M3, 2, xssh, (XS_AT + 3));
+    v.y = ptxq_tensor_make(PTXQ_F16, 2, ysh, (Y_AT + 2));
+    v.d.a_global = G_AT;
     return v;
 }
 
@@ -100,12 +109,12 @@ static void nvfp4_tensors(int64_t M, int64_t K, int64_t L, int sf, ptxq_tensor t
     int64_t nk = K / 16;
     int64_t ash[3] = {L, M, K}, ssh[3] = {L, M, nk}, xsh[2] = {L, K}, xssh[2] = {L, nk};
     int64_t ysh[2] = {L, M}, n128 = L * ((M + 127) / 128) * ((nk + 3) / 4) * 512;
-    t[0] = ptxq_tensor_make(PTXQ_E2M1, 3, ash, 0x10000000);
-    t[1] = sf ? ptxq_tensor_make(PTXQ_UE4M3, 1, &n128, 0x20000000)
-              : ptxq_tensor_make(PTXQ_UE4M3, 3, ssh, 0x20000000);
-    t[2] = ptxq_tensor_make(PTXQ_E2M1, 2, xsh, 0x30000000);
-    t[3] = ptxq_tensor_make(PTXQ_UE4M3, 2, xssh, 0x40000000);
-    t[4] = ptxq_tensor_make(PTXQ_F16, 2, ysh, 0x50000000);
+    t[0] = ptxq_tensor_make(PTXQ_E2M1, 3, ash, A_AT);
+    t[1] = sf ? ptxq_tensor_make(PTXQ_UE4M3, 1, &n128, AS_AT)
+              : ptxq_tensor_make(PTXQ_UE4M3, 3, ssh, AS_AT);
+    t[2] = ptxq_tensor_make(PTXQ_E2M1, 2, xsh, X_AT);
+    t[3] = ptxq_tensor_make(PTXQ_UE4M3, 2, xssh, XS_AT);
+    t[4] = ptxq_tensor_make(PTXQ_F16, 2, ysh, Y_AT);
 }
 
 /* ptxq_gemv_plan_for on ctx, NVFP4 x NVFP4 [L, M, K], y F16; A's scales row-major or (sf) in
@@ -141,6 +150,87 @@ static void test_plan_grid_bound(void **state) {
             fail_msg("M = %lld: validate %s, plan_for %s (%s), want %s", (long long)M,
                      ptxq_status_name(v), ptxq_status_name(q), ptxq_last_error(),
                      ptxq_status_name(want));
+    }
+}
+
+/* What a review of the GEMV's validation found (forty-eighth session). Each case below failed on
+ * the code before it, or (the empty calls) overflowed under UBSan there. */
+static void test_validate_review48(void **state) {
+    (void)state;
+    ptxq_gemv_desc d;
+    memset(&d, 0, sizeof d);
+    d.format = PTXQ_GEMV_NVFP4;
+    /* empty calls whose unused strides are huge: accepted, nothing multiplied */
+    int64_t K0 = 0, a3[2] = {2, 0}, s3[2] = {2, 0}, y3 = 2;
+    ptxq_tensor a = ptxq_tensor_make(PTXQ_E2M1, 2, a3, A_AT);
+    a.stride[0] = (int64_t)1 << 62;
+    ptxq_tensor as = ptxq_tensor_make(PTXQ_UE4M3, 2, s3, AS_AT);
+    ptxq_tensor x = ptxq_tensor_make(PTXQ_BF16, 1, &K0, X_AT);
+    ptxq_tensor y = ptxq_tensor_make(PTXQ_F32, 1, &y3, Y_AT);
+    assert_int_equal(ptxq_gemv_validate(&d, &a, &as, &x, NULL, &y), PTXQ_OK); /* K = 0 */
+    int64_t a4[3] = {0, 2, 32}, s4[3] = {0, 2, 2}, k4 = 32, y4[2] = {0, 2};
+    a = ptxq_tensor_make(PTXQ_E2M1, 3, a4, A_AT);
+    as = ptxq_tensor_make(PTXQ_UE4M3, 3, s4, AS_AT);
+    x = ptxq_tensor_make(PTXQ_BF16, 1, &k4, X_AT);
+    y = ptxq_tensor_make(PTXQ_F32, 2, y4, Y_AT);
+    y.stride[1] = (int64_t)1 << 62;
+    assert_int_equal(ptxq_gemv_validate(&d, &a, &as, &x, NULL, &y), PTXQ_OK); /* L = 0 */
+    /* an empty a_scale's K stride of 2^32 - 1 with K near its limit: refused as documented */
+    int64_t K1 = (int64_t)0x7FFFFFF0 * 32, a1[2] = {0, K1}, s1[2] = {0, K1 / 16}, y1 = 0;
+    a = ptxq_tensor_make(PTXQ_E2M1, 2, a1, A_AT);
+    as = ptxq_tensor_make(PTXQ_UE4M3, 2, s1, AS_AT);
+    as.stride[1] = 0xFFFFFFFFll;
+    x = ptxq_tensor_make(PTXQ_BF16, 1, &K1, X_AT);
+    y = ptxq_tensor_make(PTXQ_F32, 1, &y1, Y_AT);
+    assert_int_equal(ptxq_gemv_validate(&d, &a, &as, &x, NULL, &y), PTXQ_ERR_STRIDE);
+
+    /* y apart from everything the call reads */
+    vcall v = good_call();
+    assert_int_equal(validate(&v), PTXQ_OK);
+    v.y.data = v.x.data + 64;
+    assert_int_equal(validate(&v), PTXQ_ERR_INVALID_ARGUMENT);
+    assert_non_null(strstr(ptxq_last_error(), "overlaps"));
+    v = good_call(); v.y.data = v.as.data + 1;
+    assert_int_equal(validate(&v), PTXQ_ERR_INVALID_ARGUMENT);
+    v = good_call(); v.d.a_global = v.y.data + 6;
+    assert_int_equal(validate(&v), PTXQ_ERR_INVALID_ARGUMENT);
+    /* the size that is too large is named */
+    v = good_call();
+    v.a.shape[1] = v.as.shape[1] = v.y.shape[1] = (int64_t)1 << 31;
+    v.a.shape[0] = v.as.shape[0] = v.x.shape[0] = v.xs.shape[0] = v.y.shape[0] = 1;
+    assert_int_equal(validate(&v), PTXQ_ERR_SHAPE);
+    assert_non_null(strstr(ptxq_last_error(), "M = 2147483648"));
+
+    /* a scale stride of a size-1 dimension does not turn the fast paths off */
+    struct ptxq_context ctx = fake_sm90(4800);
+    ptxq_gemv_plan p0, p1;
+    int64_t ash[3] = {1, 1, 4096}, ssh[3] = {1, 1, 256}, xsh[2] = {1, 4096}, xss[2] = {1, 256}, ysh[2] = {1, 1};
+    ptxq_tensor A = ptxq_tensor_make(PTXQ_E2M1, 3, ash, A_AT), S = ptxq_tensor_make(PTXQ_UE4M3, 3, ssh, AS_AT);
+    ptxq_tensor X = ptxq_tensor_make(PTXQ_E2M1, 2, xsh, X_AT), XS = ptxq_tensor_make(PTXQ_UE4M3, 2, xss, XS_AT);
+    ptxq_tensor Y = ptxq_tensor_make(PTXQ_F16, 2, ysh, Y_AT);
+    ptxq_gemv_desc dp = plan_desc(PTXQ_GEMV_NVFP4, 0, 0, 2);
+    assert_int_equal(ptxq_gemv_plan_for(&ctx, &dp, &A, &S, &X, &XS, &Y, &p0), PTXQ_OK);
+    S.stride[0] = 1;
+    S.stride[1] = 257;
+    assert_int_equal(ptxq_gemv_plan_for(&ctx, &dp, &A, &S, &X, &XS, &Y, &p1), PTXQ_OK);
+    assert_string_equal(p1.kernel, p0.kernel);
+    assert_int_equal(p1.pipelined, p0.pipelined);
+    /* the twins are sm_90a's: elsewhere the plan stays the plain kernel (with its prefetch) */
+    struct ptxq_context c100 = ctx;
+    c100.target = "sm_100a";
+    int64_t bsh[3] = {4, 7168, 2048}, bss[3] = {4, 7168, 128}, bx[2] = {4, 2048}, bxs[2] = {4, 128}, by[2] = {4, 7168};
+    A = ptxq_tensor_make(PTXQ_E2M1, 3, bsh, A_AT);
+    S = ptxq_tensor_make(PTXQ_UE4M3, 3, bss, AS_AT);
+    X = ptxq_tensor_make(PTXQ_E2M1, 2, bx, X_AT);
+    XS = ptxq_tensor_make(PTXQ_UE4M3, 2, bxs, XS_AT);
+    Y = ptxq_tensor_make(PTXQ_F16, 2, by, Y_AT);
+    for (int pip = 1; pip <= 2; ++pip) {
+        dp = plan_desc(PTXQ_GEMV_NVFP4, 0, 0, pip);
+        assert_int_equal(ptxq_gemv_plan_for(&c100, &dp, &A, &S, &X, &XS, &Y, &p1), PTXQ_OK);
+        assert_int_equal(p1.pipelined, 0);
+        char last = p1.kernel[strlen(p1.kernel) - 1];
+        assert_true(last != 's' && last != 'b');
+        assert_true(p1.prefetch_trips > 0);
     }
 }
 
@@ -213,17 +303,17 @@ static void plan_tc(struct ptxq_context *ctx, ptxq_gemv_format f, int64_t M, int
     ptxq_gemv_desc d = plan_desc(f, 0, 0, pipelined);
     d.a_scale_layout = sf ? PTXQ_SCALE_128x4 : PTXQ_SCALE_STRIDED;
     ptxq_dtype sdt = f == PTXQ_GEMV_NVFP4 ? PTXQ_UE4M3 : PTXQ_UE8M0;
-    ptxq_tensor a = ptxq_tensor_make(PTXQ_E2M1, 3, ash, 0x10000000);
-    ptxq_tensor as = sf ? ptxq_tensor_make(sdt, 1, &n128, 0x20000000 + s_off)
-                        : ptxq_tensor_make(sdt, 3, ssh, 0x20000000 + s_off);
+    ptxq_tensor a = ptxq_tensor_make(PTXQ_E2M1, 3, ash, A_AT);
+    ptxq_tensor as = sf ? ptxq_tensor_make(sdt, 1, &n128, AS_AT + s_off)
+                        : ptxq_tensor_make(sdt, 3, ssh, AS_AT + s_off);
     if (!sf && sl) {
         int64_t ks = sl == 1 ? 2 : 1, rs = sl == 2 ? nk + 1 : ks * nk;
         as.stride[2] = ks;
         as.stride[1] = rs;
         as.stride[0] = rs * M + (sl == 3 ? 2 : 0);
     }
-    ptxq_tensor x = ptxq_tensor_make(xdt, 2, xsh, 0x30000000);
-    ptxq_tensor y = ptxq_tensor_make(PTXQ_F16, 2, ysh, 0x50000000);
+    ptxq_tensor x = ptxq_tensor_make(xdt, 2, xsh, X_AT);
+    ptxq_tensor y = ptxq_tensor_make(PTXQ_F16, 2, ysh, Y_AT);
     memset(p, 0x7f, sizeof *p);
     ptxq_status st = ptxq_gemv_plan_for(ctx, &d, &a, &as, &x, NULL, &y, p);
     if (st != PTXQ_OK)
@@ -326,14 +416,14 @@ static void test_validate_good(void **state) {
     v.x.dtype = PTXQ_BF16;
     v.no_xs = 1;
     v.y.dtype = PTXQ_F32;
-    v.y.data = 0x500000;
+    v.y.data = Y_AT;
     v.y.stride[0] = 128;
     expect_ok(v);
     /* x shared by the batches: [K], or [1, K] */
     v = good_call();
     int64_t k = 1024, nk = 64;
-    v.x = ptxq_tensor_make(PTXQ_E2M1, 1, &k, 0x300000);
-    v.xs = ptxq_tensor_make(PTXQ_UE4M3, 1, &nk, 0x400000);
+    v.x = ptxq_tensor_make(PTXQ_E2M1, 1, &k, X_AT);
+    v.xs = ptxq_tensor_make(PTXQ_UE4M3, 1, &nk, XS_AT);
     expect_ok(v);
     /* M-major scales, 128x4 scales */
     v = good_call();
@@ -344,17 +434,17 @@ static void test_validate_good(void **state) {
     v = good_call();
     v.d.a_scale_layout = PTXQ_SCALE_128x4;
     int64_t sf = 3 * 512 * 16; /* ceil(100/128) * ceil(64/4) * 512 per batch */
-    v.as = ptxq_tensor_make(PTXQ_UE4M3, 1, &sf, 0x200000);
+    v.as = ptxq_tensor_make(PTXQ_UE4M3, 1, &sf, AS_AT);
     expect_ok(v);
     /* NVFP4 with K % 32 == 16 and L = 1 (rank 2, y rank 1); a padded row pitch */
     v = good_call();
     int64_t a2[2] = {7, 48}, s2[2] = {7, 3}, x1 = 48, xs1 = 3, y1 = 7;
-    v.a = ptxq_tensor_make(PTXQ_E2M1, 2, a2, 0x100000);
+    v.a = ptxq_tensor_make(PTXQ_E2M1, 2, a2, A_AT);
     v.a.stride[0] = 64;
-    v.as = ptxq_tensor_make(PTXQ_UE4M3, 2, s2, 0x200000);
-    v.x = ptxq_tensor_make(PTXQ_E2M1, 1, &x1, 0x300000);
-    v.xs = ptxq_tensor_make(PTXQ_UE4M3, 1, &xs1, 0x400000);
-    v.y = ptxq_tensor_make(PTXQ_BF16, 1, &y1, 0x500000);
+    v.as = ptxq_tensor_make(PTXQ_UE4M3, 2, s2, AS_AT);
+    v.x = ptxq_tensor_make(PTXQ_E2M1, 1, &x1, X_AT);
+    v.xs = ptxq_tensor_make(PTXQ_UE4M3, 1, &xs1, XS_AT);
+    v.y = ptxq_tensor_make(PTXQ_BF16, 1, &y1, Y_AT);
     expect_ok(v);
     /* MXFP8 with F16 x and plan overrides; K = 0 */
     v = good_call();
@@ -398,13 +488,13 @@ static void test_validate_good(void **state) {
     vcall one = good_call();
     int64_t oa[3] = {1, 100, 1024}, osc[3] = {1, 100, 64}, ox[2] = {1, 1024}, oxs[2] = {1, 64},
             oy[2] = {1, 100};
-    one.a = ptxq_tensor_make(PTXQ_E2M1, 3, oa, 0x100000);
+    one.a = ptxq_tensor_make(PTXQ_E2M1, 3, oa, A_AT);
     one.a.stride[0] = 1;   /* odd: E2M1 packs two a byte, but the batch never steps */
-    one.as = ptxq_tensor_make(PTXQ_UE4M3, 3, osc, 0x200001);
-    one.x = ptxq_tensor_make(PTXQ_E2M1, 2, ox, 0x300000);
+    one.as = ptxq_tensor_make(PTXQ_UE4M3, 3, osc, (AS_AT + 1));
+    one.x = ptxq_tensor_make(PTXQ_E2M1, 2, ox, X_AT);
     one.x.stride[0] = 1023;
-    one.xs = ptxq_tensor_make(PTXQ_UE4M3, 2, oxs, 0x400003);
-    one.y = ptxq_tensor_make(PTXQ_F16, 2, oy, 0x500002);
+    one.xs = ptxq_tensor_make(PTXQ_UE4M3, 2, oxs, (XS_AT + 3));
+    one.y = ptxq_tensor_make(PTXQ_F16, 2, oy, (Y_AT + 2));
     one.y.stride[0] = INT64_MAX; /* never multiplied (a review found it overflowing) */
     expect_ok(one);
     /* 128x4 scales with L = 0: nothing bounds M * K then, and nothing is needed (the size
@@ -413,11 +503,11 @@ static void test_validate_good(void **state) {
     int64_t ea[3] = {0, 1 << 20, 1 << 20}, ex[2] = {0, 1 << 20}, exs[2] = {0, 1 << 16},
             ey[2] = {0, 1 << 20}, es = 0;
     e.d.a_scale_layout = PTXQ_SCALE_128x4;
-    e.a = ptxq_tensor_make(PTXQ_E2M1, 3, ea, 0x100000);
-    e.as = ptxq_tensor_make(PTXQ_UE4M3, 1, &es, 0x200000);
-    e.x = ptxq_tensor_make(PTXQ_E2M1, 2, ex, 0x300000);
-    e.xs = ptxq_tensor_make(PTXQ_UE4M3, 2, exs, 0x400000);
-    e.y = ptxq_tensor_make(PTXQ_F16, 2, ey, 0x500000);
+    e.a = ptxq_tensor_make(PTXQ_E2M1, 3, ea, A_AT);
+    e.as = ptxq_tensor_make(PTXQ_UE4M3, 1, &es, AS_AT);
+    e.x = ptxq_tensor_make(PTXQ_E2M1, 2, ex, X_AT);
+    e.xs = ptxq_tensor_make(PTXQ_UE4M3, 2, exs, XS_AT);
+    e.y = ptxq_tensor_make(PTXQ_F16, 2, ey, Y_AT);
     expect_ok(e);
     int64_t a0[2] = {5, 0}, s0[2] = {5, 0}, x0 = 0, y0 = 5;
     vcall z = good_call();
@@ -425,7 +515,7 @@ static void test_validate_good(void **state) {
     z.as = ptxq_tensor_make(PTXQ_UE4M3, 2, s0, 0);
     z.x = ptxq_tensor_make(PTXQ_E2M1, 1, &x0, 0);
     z.xs = ptxq_tensor_make(PTXQ_UE4M3, 1, &x0, 0);
-    z.y = ptxq_tensor_make(PTXQ_F32, 1, &y0, 0x500000);
+    z.y = ptxq_tensor_make(PTXQ_F32, 1, &y0, Y_AT);
     expect_ok(z);
 }
 
@@ -463,11 +553,11 @@ static void test_validate_bad(void **state) {
         case 21: v.x.shape[0] = 2; want = PTXQ_ERR_SHAPE; break; /* neither 1 nor L */
         case 22: v.x.data += 4; want = PTXQ_ERR_ALIGNMENT; break;
         case 23: v.a.rank = 4; want = PTXQ_ERR_SHAPE; break;
-        case 24: v.x.dtype = PTXQ_F16; v.no_xs = 1; v.d.x_global = 0x700000;
+        case 24: v.x.dtype = PTXQ_F16; v.no_xs = 1; v.d.x_global = (G_AT + 16);
                  want = PTXQ_ERR_INVALID_ARGUMENT; break;
         case 25: /* a_scale in UE4M3 for MXFP4, x_scale right: the a_scale check must fail */
             v.d.format = PTXQ_GEMV_MXFP4;
-            v.xs = ptxq_tensor_make(PTXQ_UE8M0, 2, mxs, 0x400003);
+            v.xs = ptxq_tensor_make(PTXQ_UE8M0, 2, mxs, (XS_AT + 3));
             want = PTXQ_ERR_SCALE_SHAPE;
             names = "a_scale";
             break;
@@ -485,11 +575,11 @@ static void test_validate_bad(void **state) {
         case 37: v.x.stride[1] = 2; want = PTXQ_ERR_STRIDE; break;
         case 38: v.a.stride[0] = 102401; want = PTXQ_ERR_ALIGNMENT; break; /* odd batch pitch */
         case 39: /* L * (M + 128) past the grid limit: refused here as by ptxq_gemv's plan */
-            v.a = ptxq_tensor_make(PTXQ_E2M1, 3, bl, 0x100000);
-            v.as = ptxq_tensor_make(PTXQ_UE4M3, 3, bs, 0x200001);
-            v.x = ptxq_tensor_make(PTXQ_E2M1, 2, bx, 0x300000);
-            v.xs = ptxq_tensor_make(PTXQ_UE4M3, 2, bxs, 0x400003);
-            v.y = ptxq_tensor_make(PTXQ_F16, 2, by, 0x500002);
+            v.a = ptxq_tensor_make(PTXQ_E2M1, 3, bl, A_AT);
+            v.as = ptxq_tensor_make(PTXQ_UE4M3, 3, bs, (AS_AT + 1));
+            v.x = ptxq_tensor_make(PTXQ_E2M1, 2, bx, X_AT);
+            v.xs = ptxq_tensor_make(PTXQ_UE4M3, 2, bxs, (XS_AT + 3));
+            v.y = ptxq_tensor_make(PTXQ_F16, 2, by, (Y_AT + 2));
             want = PTXQ_ERR_SHAPE;
             names = "grid";
             break;
@@ -1985,6 +2075,7 @@ int main(void) {
         cmocka_unit_test(test_plan_sf128_h200),
         cmocka_unit_test(test_plan_tc_ring),
         cmocka_unit_test(test_plan_grid_bound),
+        cmocka_unit_test(test_validate_review48),
         cmocka_unit_test(test_registry),
         cmocka_unit_test(test_sass),
         cmocka_unit_test(test_sass_load_order),
