@@ -296,11 +296,13 @@ static int plan_shape(const ptxq_gemv_desc *d, const ptxq_tensor *a, const ptxq_
     g->y_l = y->rank == 2 && s->L > 1 && !yempty ? (uint64_t)(y->stride[0] * ysz) : 0;
     /* y apart from everything the call reads (found by review: y inside x or a scale passed, and
      * raced with the reads) */
+    /* (rows that interleave are apart: x and y in one [L, K + M] buffer; 128x4 scales count the
+     * L * S bytes read, not a larger declared size) */
     size_t yb = ptxq_tensor_bytes(y);
-    if (ptxq_bytes_overlap(y->data, yb, a->data, ptxq_tensor_bytes(a)) ||
-        ptxq_bytes_overlap(y->data, yb, as->data, ptxq_tensor_bytes(as)) ||
-        ptxq_bytes_overlap(y->data, yb, x->data, ptxq_tensor_bytes(x)) ||
-        (xs && ptxq_bytes_overlap(y->data, yb, xs->data, ptxq_tensor_bytes(xs))) ||
+    ptxq_tensor as_read = *as;
+    if (d->a_scale_layout == PTXQ_SCALE_128x4) as_read.shape[0] = (int64_t)g->as_l * s->L;
+    if (ptxq_tensors_overlap(y, a) || ptxq_tensors_overlap(y, &as_read) ||
+        ptxq_tensors_overlap(y, x) || (xs && ptxq_tensors_overlap(y, xs)) ||
         (d->a_global && ptxq_bytes_overlap(y->data, yb, d->a_global, 4)) ||
         (d->x_global && ptxq_bytes_overlap(y->data, yb, d->x_global, 4)))
         return ptxq_fail(PTXQ_ERR_INVALID_ARGUMENT, "gemv: y overlaps a, x, a scale or a per-tensor "

@@ -131,5 +131,10 @@ int ptxq_check_disjoint(const ptxq_tensor *t, const char *what);
 int64_t ptxq_shape_product(const int64_t *shape, int n);
 /* 1 if the byte ranges [a, a + na) and [b, b + nb) share a byte (an empty range shares none). */
 int ptxq_bytes_overlap(uint64_t a, size_t na, uint64_t b, size_t nb);
+/* 1 if tensors a and b may share a byte: their spans (ptxq_tensor_bytes) overlap and, where both
+ * are rows of one byte pitch and count (leading dimensions collapsing as ptxq_rows_collapse
+ * says), some row of one meets some row of the other; 0 if they cannot. Interleaved rows (a
+ * row's scale in q's row padding, x and y in one [L, K + M] buffer) are disjoint. */
+int ptxq_tensors_overlap(const ptxq_tensor *a, const ptxq_tensor *b);
 
 #endif

@@ -269,22 +269,25 @@ static int plan_quant(const ptxq_quant_desc *d, const ptxq_tensor *x, const ptxq
                          "one word");
     if (d->amax && d->mode == PTXQ_QUANT_FP8_TENSOR && d->amax == s->data)
         return ptxq_fail(PTXQ_ERR_INVALID_ARGUMENT, "quantize: desc.amax is the scale's word");
-    /* what the call reads and what it writes apart: x, q, the scale and the per-tensor words
-     * (found by review: in-place quantization, a global scale or amax inside the scale bytes
-     * and an amax word inside x passed, and raced or zeroed the input) */
+    /* what the call writes apart from all it touches: q, the scale (read, not written, as
+     * FP8_TENSOR's static scale), amax where used, NVFP4's global scale where derived (found by
+     * review: in-place quantization, a global scale or amax inside the scale bytes and an amax
+     * word inside x passed, and raced or zeroed the input). Two things only read may share
+     * bytes, and rows that interleave (a row's scale in q's row padding) are apart. */
+    int s_written = !(d->mode == PTXQ_QUANT_FP8_TENSOR && is_static);
+    int g_written = d->mode == PTXQ_QUANT_NVFP4 && !is_static;
     size_t xb = ptxq_tensor_bytes(x), qbytes = ptxq_tensor_bytes(q), sbytes = ptxq_tensor_bytes(s);
-    if (ptxq_bytes_overlap(x->data, xb, q->data, qbytes))
+    if (ptxq_tensors_overlap(x, q))
         return ptxq_fail(PTXQ_ERR_INVALID_ARGUMENT, "quantize: q overlaps x (no in-place "
                          "quantization)");
-    if (ptxq_bytes_overlap(s->data, sbytes, x->data, xb) ||
-        ptxq_bytes_overlap(s->data, sbytes, q->data, qbytes))
+    if (ptxq_tensors_overlap(s, q) || (s_written && ptxq_tensors_overlap(s, x)))
         return ptxq_fail(PTXQ_ERR_INVALID_ARGUMENT, "quantize: the scale overlaps x or q");
     if (uses_amax && !empty &&
         (ptxq_bytes_overlap(d->amax, 4, x->data, xb) || ptxq_bytes_overlap(d->amax, 4, q->data, qbytes) ||
          ptxq_bytes_overlap(d->amax, 4, s->data, sbytes)))
         return ptxq_fail(PTXQ_ERR_INVALID_ARGUMENT, "quantize: desc.amax lies inside x, q or the scale");
     if (d->mode == PTXQ_QUANT_NVFP4 && !empty &&
-        (ptxq_bytes_overlap(d->global_scale, 4, x->data, xb) ||
+        ((g_written && ptxq_bytes_overlap(d->global_scale, 4, x->data, xb)) ||
          ptxq_bytes_overlap(d->global_scale, 4, q->data, qbytes) ||
          ptxq_bytes_overlap(d->global_scale, 4, s->data, sbytes)))
         return ptxq_fail(PTXQ_ERR_INVALID_ARGUMENT, "quantize: desc.global_scale lies inside x, q or "
@@ -498,8 +501,7 @@ ptxq_status ptxq_dequantize_fp8_validate(const ptxq_tensor *q, uint64_t scale, c
         return ptxq_fail(PTXQ_ERR_INVALID_ARGUMENT, "dequantize: scale must be a 4-byte aligned "
                          "device float*");
     /* y written while q and the scale are read (found by review: not checked) */
-    size_t qb = ptxq_tensor_bytes(q), yb = ptxq_tensor_bytes(y);
-    if (ptxq_bytes_overlap(y->data, yb, q->data, qb) || ptxq_bytes_overlap(y->data, yb, scale, 4))
+    if (ptxq_tensors_overlap(y, q) || ptxq_bytes_overlap(y->data, ptxq_tensor_bytes(y), scale, 4))
         return ptxq_fail(PTXQ_ERR_INVALID_ARGUMENT, "dequantize: y overlaps q or the scale");
     return (ptxq_status)ptxq_ok();
 }

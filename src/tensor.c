@@ -130,3 +130,34 @@ int ptxq_bytes_overlap(uint64_t a, size_t na, uint64_t b, size_t nb) {
     if (!na || !nb) return 0;
     return a < b + nb && b < a + na;
 }
+
+/* floor(n / d) for d > 0 */
+static int64_t floor_div(int64_t n, int64_t d) { return n / d - (n % d != 0 && n < 0); }
+
+/* t as R rows of one byte pitch: its rows (the leading indices), the pitch and the bytes a row
+ * spans from its start; 0 where t is not such (rank 1, leading dimensions that do not step by
+ * one pitch, a pitch of a fraction of a byte, rows longer than the pitch). */
+static int row_view(const ptxq_tensor *t, int64_t *rows, int64_t *pitch, int64_t *len) {
+    int r = t->rank, bits = ptxq_dtype_bits(t->dtype);
+    if (r < 2 || !ptxq_rows_collapse(t)) return 0;
+    *rows = ptxq_shape_product(t->shape, r - 1);
+    int64_t n = t->shape[r - 1];
+    if (*rows <= 1 || *rows == INT64_MAX || n < 1 || t->stride[r - 2] * bits % 8) return 0;
+    *pitch = t->stride[r - 2] * bits / 8;
+    *len = ((n - 1) * t->stride[r - 1] * bits + bits + 7) / 8;
+    return *pitch > 0 && *len <= *pitch;
+}
+
+int ptxq_tensors_overlap(const ptxq_tensor *a, const ptxq_tensor *b) {
+    size_t na = ptxq_tensor_bytes(a), nb = ptxq_tensor_bytes(b);
+    if (!ptxq_bytes_overlap(a->data, na, b->data, nb)) return 0;
+    int64_t ra, pa, la, rb, pb, lb;
+    if (!row_view(a, &ra, &pa, &la) || !row_view(b, &rb, &pb, &lb) || ra != rb || pa != pb) return 1;
+    /* rows i of a and j of b meet iff -lb < d + (j - i) * p < la, d = b's base - a's (the spans
+     * overlap, so |d| is below 2^56); is there such a j - i in [-(rows - 1), rows - 1]? */
+    int64_t d = (int64_t)(b->data - a->data);
+    int64_t lo = floor_div(-lb - d, pa) + 1, hi = -floor_div(d - la, pa) - 1;
+    if (lo < -(ra - 1)) lo = -(ra - 1);
+    if (hi > ra - 1) hi = ra - 1;
+    return lo <= hi;
+}

@@ -153,8 +153,9 @@ static void test_plan_grid_bound(void **state) {
     }
 }
 
-/* What a review of the GEMV's validation found (forty-eighth session). Each case below failed on
- * the code before it, or (the empty calls) overflowed under UBSan there. */
+/* What a review of the GEMV's validation found (forty-eighth session). The empty calls overflowed
+ * on the code before (caught under UBSan only); the other cases failed there. A second review
+ * found the first overlap check refusing layouts whose bytes are apart: those pass here. */
 static void test_validate_review48(void **state) {
     (void)state;
     ptxq_gemv_desc d;
@@ -194,6 +195,31 @@ static void test_validate_review48(void **state) {
     assert_int_equal(validate(&v), PTXQ_ERR_INVALID_ARGUMENT);
     v = good_call(); v.d.a_global = v.y.data + 6;
     assert_int_equal(validate(&v), PTXQ_ERR_INVALID_ARGUMENT);
+    v = good_call(); v.d.x_global = v.y.data + 2; /* (4-byte aligned: y starts at an odd half) */
+    assert_int_equal(validate(&v), PTXQ_ERR_INVALID_ARGUMENT);
+    v = good_call(); v.y.data = v.a.data + 4096;
+    assert_int_equal(validate(&v), PTXQ_ERR_INVALID_ARGUMENT);
+    v = good_call(); v.y.data = v.xs.data + 1;
+    assert_int_equal(validate(&v), PTXQ_ERR_INVALID_ARGUMENT);
+    /* back to back, exactly: y right after x_scale's last byte, then right before x */
+    v = good_call();
+    v.y.data = v.xs.data + 3 * 64 + 1; /* (odd base + 192 bytes: y F16 needs an even address) */
+    assert_int_equal(validate(&v), PTXQ_OK);
+    v.y.data -= 2;
+    assert_int_equal(validate(&v), PTXQ_ERR_INVALID_ARGUMENT);
+    v = good_call();
+    v.y.data = v.x.data - 3 * 100 * 2;
+    assert_int_equal(validate(&v), PTXQ_OK);
+    /* x and y in one [L, K + M] F16 buffer, row by row (rows interleave, bytes apart) */
+    v = good_call();
+    v.no_xs = 1;
+    v.x.dtype = PTXQ_F16;
+    v.x.stride[0] = 1024 + 128;
+    v.y.data = v.x.data + 1024 * 2;
+    v.y.stride[0] = 1024 + 128;
+    assert_int_equal(validate(&v), PTXQ_OK);
+    v.y.data -= 2;
+    assert_int_equal(validate(&v), PTXQ_ERR_INVALID_ARGUMENT);
     /* the size that is too large is named */
     v = good_call();
     v.a.shape[1] = v.as.shape[1] = v.y.shape[1] = (int64_t)1 << 31;
@@ -210,6 +236,7 @@ static void test_validate_review48(void **state) {
     ptxq_tensor Y = ptxq_tensor_make(PTXQ_F16, 2, ysh, Y_AT);
     ptxq_gemv_desc dp = plan_desc(PTXQ_GEMV_NVFP4, 0, 0, 2);
     assert_int_equal(ptxq_gemv_plan_for(&ctx, &dp, &A, &S, &X, &XS, &Y, &p0), PTXQ_OK);
+    assert_int_equal(p0.pipelined, 2); /* the bulk-copy ring kernel, as asked */
     S.stride[0] = 1;
     S.stride[1] = 257;
     assert_int_equal(ptxq_gemv_plan_for(&ctx, &dp, &A, &S, &X, &XS, &Y, &p1), PTXQ_OK);

@@ -495,7 +495,10 @@ static void test_validate_dequant(void **state) {
 
 /* What a review of quantization's validation found (forty-eighth session): signed overflow on
  * empty tensors (UBSan), a wrapped scale size, aliasing between what a call reads and writes,
- * a wrong message, desc.block and an unused amax. Each case failed on the code before it. */
+ * a wrong message, desc.block and an unused amax. The empty-tensor cases overflowed on the code
+ * before (caught under UBSan only; an optimized build may still get them right); the others
+ * failed there. A second review found the first overlap checks refusing layouts whose bytes
+ * are apart (a row's scale in q's row padding, read-only words inside x): those pass here. */
 static void test_validate_review48(void **state) {
     (void)state;
     /* empty tensors with huge other dimensions or strides: accepted (nothing runs), no overflow */
@@ -575,6 +578,41 @@ static void test_validate_review48(void **state) {
     y.data = Q_AT;
     assert_int_equal(ptxq_dequantize_fp8_validate(&q, Q_AT + 64, &y), PTXQ_ERR_INVALID_ARGUMENT);
     assert_int_equal(ptxq_dequantize_fp8_validate(&q, W_AT, &y), PTXQ_OK);
+    /* more overlaps: amax inside q, a derived global scale inside x */
+    c = good_mx();
+    c.d.mode = PTXQ_QUANT_FP8_TENSOR;
+    c.s = ptxq_tensor_make(PTXQ_F32, 1, &one, S_AT);
+    c.d.amax = c.q.data + 8; expect(c, PTXQ_ERR_INVALID_ARGUMENT, "amax inside q");
+    c = good_mx();
+    c.d.mode = PTXQ_QUANT_NVFP4;
+    c.d.out_dtype = PTXQ_E2M1;
+    c.q.dtype = PTXQ_E2M1;
+    c.s = ptxq_tensor_make(PTXQ_UE4M3, 2, (int64_t[]){64, 16}, S_AT);
+    c.d.amax = W_AT;
+    c.d.global_scale = c.x.data + 128; expect(c, PTXQ_ERR_INVALID_ARGUMENT, "derived global scale inside x");
+    /* what is only read may share bytes: a static global scale inside x */
+    c.d.flags = PTXQ_QUANT_STATIC_SCALE;
+    c.d.amax = 0;
+    expect(c, PTXQ_OK, "static global scale inside x");
+    /* back to back, exactly: x | q | scale | amax | global scale (E2M1 q: half a byte each) */
+    c.d.flags = 0;
+    c.d.amax = W_AT;
+    c.q.data = c.x.data + 64 * 256 * 2;
+    c.s.data = c.q.data + 64 * 256 / 2;
+    c.d.amax = c.s.data + 64 * 16;
+    c.d.global_scale = c.d.amax + 4;
+    expect(c, PTXQ_OK, "back to back");
+    c.s.data -= 1; expect(c, PTXQ_ERR_INVALID_ARGUMENT, "the scale over q's last byte");
+    /* FBGEMM's fused rows: each q row followed by its F32 scale in the row's padding */
+    c = good_mx();
+    c.d.mode = PTXQ_QUANT_INT8_ROW;
+    c.d.out_dtype = PTXQ_I8;
+    c.q.dtype = PTXQ_I8;
+    c.q.stride[0] = 256 + 16;
+    c.s = ptxq_tensor_make(PTXQ_F32, 2, (int64_t[]){64, 1}, c.q.data + 256);
+    c.s.stride[0] = (256 + 16) / 4;
+    expect(c, PTXQ_OK, "a row's scale in q's row padding");
+    c.s.data -= 4; expect(c, PTXQ_ERR_INVALID_ARGUMENT, "a row's scale over q's last codes");
 }
 
 int main(void) {
