@@ -194,9 +194,12 @@ float ptxq_f16_decode(uint16_t bits);
  * lane reads: 16 elements for FP8_BLOCK, MXFP8 and INT8_BLOCK from BF16/F16 and for NVFP4, else 8
  * (BF16/F16) or 4 (F32), and of the scale block. One call takes rows * K / (that vector) below
  * 2^31, and the per-tensor modes' amax pass rows * K / (16 bytes of x) below 2^31; the rows and
- * each leading dimension below 2^32. x, q, the scale, desc.amax and desc.global_scale (where the
- * mode uses them) must not overlap: their byte spans, from each base to its last element, are
- * compared, and an overlap is refused with PTXQ_ERR_INVALID_ARGUMENT (no in-place quantization).
+ * each leading dimension below 2^32. What the call writes (q, the scale, desc.amax, a derived
+ * global scale) must not overlap anything it touches (x, q, the scale, the per-tensor words; two
+ * only read may): byte spans from each base to its last element are compared, except that two
+ * tensors of rows of one byte pitch and count whose rows interleave without meeting (a row's
+ * scale in q's row padding) are apart; an overlap is refused with PTXQ_ERR_INVALID_ARGUMENT (no
+ * in-place quantization).
  *
  * mode            q dtype       scale (dequantize: x ~= decode(q) * scale [* global])
  * FP8_TENSOR      E4M3/E5M2     F32, one element (e.g. shape [1]): amax / fmax (amax pass + quantize)
@@ -323,8 +326,10 @@ ptxq_status ptxq_quantize(ptxq_context *ctx, const ptxq_quant_desc *desc, const 
  *   y        [L, M] (or [M] when L = 1), aligned to its element size; strides that, taken in
  *            increasing order, each reach past everything the dimensions inside them address (so
  *            no two elements share one; a few interleaved layouts that would not collide are
- *            refused too), else PTXQ_ERR_STRIDE. y must not overlap a, a_scale, x, x_scale or
- *            the per-tensor scales (byte spans from each base to its last element; else
+ *            refused too), else PTXQ_ERR_STRIDE. y must not overlap a, a_scale (128x4: the
+ *            L * S bytes read), x, x_scale or the per-tensor scales (byte spans from each base
+ *            to its last element, but rows of one pitch and count that interleave without
+ *            meeting, as x and y in one [L, K + M] buffer, are apart; else
  *            PTXQ_ERR_INVALID_ARGUMENT).
  * The (nonnegative) strides of a's, x's and y's dimensions of size 1 are neither checked nor used
  * (the scales' K strides are checked as above even where K/B = 1). K must be a multiple of B (else
