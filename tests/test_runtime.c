@@ -493,6 +493,17 @@ static void test_validate_dequant(void **state) {
     assert_int_equal(k.threads, 256);
 }
 
+/* good_mx() as NVFP4: E2M1 q, UE4M3 scales [64, 16], amax at W_AT, no global scale yet. */
+static qcase good_nvfp4(void) {
+    qcase c = good_mx();
+    c.d.mode = PTXQ_QUANT_NVFP4;
+    c.d.out_dtype = PTXQ_E2M1;
+    c.q.dtype = PTXQ_E2M1;
+    c.s = ptxq_tensor_make(PTXQ_UE4M3, 2, (int64_t[]){64, 16}, S_AT);
+    c.d.amax = W_AT;
+    return c;
+}
+
 /* What a review of quantization's validation found (forty-eighth session): signed overflow on
  * empty tensors (UBSan), a wrapped scale size, aliasing between what a call reads and writes,
  * a wrong message, desc.block and an unused amax. The empty-tensor cases overflowed on the code
@@ -561,12 +572,7 @@ static void test_validate_review48(void **state) {
     c.s = ptxq_tensor_make(PTXQ_F32, 1, &one, S_AT);
     c.d.amax = c.x.data + 256; expect(c, PTXQ_ERR_INVALID_ARGUMENT, "amax inside x");
     c.d.amax = W_AT; c.s.data = c.q.data + 256; expect(c, PTXQ_ERR_INVALID_ARGUMENT, "scale inside q");
-    c = good_mx();
-    c.d.mode = PTXQ_QUANT_NVFP4;
-    c.d.out_dtype = PTXQ_E2M1;
-    c.q.dtype = PTXQ_E2M1;
-    c.s = ptxq_tensor_make(PTXQ_UE4M3, 2, (int64_t[]){64, 16}, S_AT);
-    c.d.amax = W_AT;
+    c = good_nvfp4();
     c.d.global_scale = W_AT + 16; expect(c, PTXQ_OK, "NVFP4");
     c.d.global_scale = S_AT + 8; expect(c, PTXQ_ERR_INVALID_ARGUMENT, "global scale inside the scale");
     c.d.global_scale = W_AT + 16; c.d.amax = S_AT + 4;
@@ -583,12 +589,7 @@ static void test_validate_review48(void **state) {
     c.d.mode = PTXQ_QUANT_FP8_TENSOR;
     c.s = ptxq_tensor_make(PTXQ_F32, 1, &one, S_AT);
     c.d.amax = c.q.data + 8; expect(c, PTXQ_ERR_INVALID_ARGUMENT, "amax inside q");
-    c = good_mx();
-    c.d.mode = PTXQ_QUANT_NVFP4;
-    c.d.out_dtype = PTXQ_E2M1;
-    c.q.dtype = PTXQ_E2M1;
-    c.s = ptxq_tensor_make(PTXQ_UE4M3, 2, (int64_t[]){64, 16}, S_AT);
-    c.d.amax = W_AT;
+    c = good_nvfp4();
     c.d.global_scale = c.x.data + 128; expect(c, PTXQ_ERR_INVALID_ARGUMENT, "derived global scale inside x");
     /* what is only read may share bytes: a static global scale inside x */
     c.d.flags = PTXQ_QUANT_STATIC_SCALE;
