@@ -208,8 +208,8 @@ def pdl_wait(k, label):
     pdl_trigger_first before it.
     NOTE: a poll on a counter that every CTA of the kernel before bumps with red.release.gpu
     after its stores (thread 0 spinning on ld.acquire.gpu, then bar.sync) released the next
-    call 0.1-0.4 us sooner than this wait but made a chain of read kernels 0-12% slower (the
-    release atomics and barriers; a one-wave grid doubles the gap): H200, 2026-11-28,
+    call 0.1-0.4 us sooner than this wait but made a chain of read kernels 0-18% slower (the
+    spin, the barrier behind it and CTA 0's later signal; a one-wave grid doubles the gap): H200, 2026-11-28,
     bench/RESULTS.md forty-eighth session, branch exp/fsync."""
     k(f"@%p_nowait bra.uni {label}")
     k("griddepcontrol.wait")
