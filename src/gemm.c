@@ -80,17 +80,6 @@ static void split_workspace(gemm_plan *p, int64_t tiles, int splits) {
     p->ws_bytes = p->cnt_off + ctas * 4;
 }
 
-/* Elements of t, saturating at INT64_MAX (a shape such as [2^40, 2^40, 0] passes the tensor
- * checks: found by review, signed overflow before) */
-static int64_t numel(const ptxq_tensor *t) {
-    for (int i = 0; i < t->rank; ++i)
-        if (t->shape[i] == 0) return 0;
-    int64_t n = 1;
-    for (int i = 0; i < t->rank; ++i)
-        n = t->shape[i] > INT64_MAX / n ? INT64_MAX : n * t->shape[i];
-    return n;
-}
-
 static const char *scaling_name(ptxq_gemm_scaling s) {
     return s == PTXQ_GEMM_SCALE_TENSOR ? "tensor" : s == PTXQ_GEMM_SCALE_ROW ? "row"
            : s == PTXQ_GEMM_SCALE_BLOCK ? "block" : s == PTXQ_GEMM_SCALE_MX ? "mx" : NULL;
@@ -563,13 +552,13 @@ static int plan_gemm(const ptxq_gemm_desc *desc, const ptxq_tensor *a, const ptx
     case PTXQ_GEMM_SCALE_TENSOR:
         /* 1 element shared, or [L] / [Lb] */
         sa = *sa0, sb = *sb0, sa_bs = sb_bs = 0;
-        if (numel(sa0) != 1) {
+        if (ptxq_shape_product(sa0->shape, sa0->rank) != 1) {
             if (sa0->rank != 1 || sa0->shape[0] != p->L || gm == PTXQ_GEMM_GROUP_CONTIGUOUS)
                 return ptxq_fail(PTXQ_ERR_SCALE_SHAPE, "gemm: TENSOR a_scale has one element "
                                  "(or [L] = [%lld] for a batch)", (long long)p->L);
             sa_bs = (uint64_t)sa0->stride[0] * 4;
         }
-        if (numel(sb0) != 1) {
+        if (ptxq_shape_product(sb0->shape, sb0->rank) != 1) {
             if (sb0->rank != 1 || sb0->shape[0] != p->Lb)
                 return ptxq_fail(PTXQ_ERR_SCALE_SHAPE, "gemm: TENSOR b_scale has one element "
                                  "(or [%lld], one per batch of b)", (long long)p->Lb);

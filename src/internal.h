@@ -119,8 +119,8 @@ int ptxq_tmap_get(ptxq_context *ctx, CUtensorMapDataType dtype, unsigned rank, u
                   const cuuint64_t *dims, const cuuint64_t *strides, const cuuint32_t *box,
                   CUtensorMapSwizzle swizzle, CUtensorMap *out);
 
-/* Quantization: 1 if the leading dimensions of t step by one uniform row pitch (the kernels'
- * flat path); src/quant.c. */
+/* 1 if the leading dimensions of t step by one uniform row pitch (quantization's flat path, the
+ * overlap test's rows); src/tensor.c. */
 int ptxq_rows_collapse(const ptxq_tensor *t);
 /* Tensor checks shared by every family; each sets the message and returns its status. */
 int ptxq_check_tensor(const ptxq_tensor *t, const char *what, int need_data);

@@ -86,21 +86,6 @@ static void lead3(const ptxq_tensor *t, int64_t d[3], uint64_t s[3]) {
 
 static int64_t ceil_div(int64_t a, int64_t b) { return (a + b - 1) / b; }
 
-/* 1 if the leading dimensions of t step by one uniform row pitch, the stride of the last of
- * them (row r starts at r * stride[rank - 2]): each leading dimension of size > 1 must step by
- * that pitch times the sizes after it. A size-1 dimension's stride says nothing and is skipped,
- * but it does not carry the chain: comparing with the next dimension's stride alone let x of
- * shape [2, 1, 3, K] and strides (0, 0, K, 1) (a broadcast batch) pass, and the kernels' flat
- * path then read a whole batch past x's end (found by review, 2026-11-26). */
-int ptxq_rows_collapse(const ptxq_tensor *t) {
-    if (t->rank < 3 || ptxq_shape_product(t->shape, t->rank) == 0) return 1; /* no rows to step */
-    int64_t span = t->stride[t->rank - 2] * t->shape[t->rank - 2];
-    for (int i = t->rank - 3; i >= 0; --i) {
-        if (t->shape[i] > 1 && t->stride[i] != span) return 0;
-        span *= t->shape[i];
-    }
-    return 1;
-}
 
 static size_t sf128_bytes(int64_t rows, int64_t nk) {
     return (size_t)(ceil_div(rows, 128) * ceil_div(nk, 4) * 512);
@@ -267,8 +252,6 @@ static int plan_quant(const ptxq_quant_desc *d, const ptxq_tensor *x, const ptxq
     if (d->amax && d->mode == PTXQ_QUANT_NVFP4 && d->amax == d->global_scale)
         return ptxq_fail(PTXQ_ERR_INVALID_ARGUMENT, "quantize: desc.amax and desc.global_scale are "
                          "one word");
-    if (d->amax && d->mode == PTXQ_QUANT_FP8_TENSOR && d->amax == s->data)
-        return ptxq_fail(PTXQ_ERR_INVALID_ARGUMENT, "quantize: desc.amax is the scale's word");
     /* what the call writes apart from all it touches: q, the scale (read, not written, as
      * FP8_TENSOR's static scale), amax where used, NVFP4's global scale where derived (found by
      * review: in-place quantization, a global scale or amax inside the scale bytes and an amax

@@ -117,6 +117,22 @@ int ptxq_check_disjoint(const ptxq_tensor *t, const char *what) {
     return PTXQ_OK;
 }
 
+/* 1 if the leading dimensions of t step by one uniform row pitch, the stride of the last of
+ * them (row r starts at r * stride[rank - 2]): each leading dimension of size > 1 must step by
+ * that pitch times the sizes after it. A size-1 dimension's stride says nothing and is skipped,
+ * but it does not carry the chain: comparing with the next dimension's stride alone let x of
+ * shape [2, 1, 3, K] and strides (0, 0, K, 1) (a broadcast batch) pass, and the kernels' flat
+ * path then read a whole batch past x's end (found by review, 2026-11-26). */
+int ptxq_rows_collapse(const ptxq_tensor *t) {
+    if (t->rank < 3 || ptxq_shape_product(t->shape, t->rank) == 0) return 1; /* no rows to step */
+    int64_t span = t->stride[t->rank - 2] * t->shape[t->rank - 2];
+    for (int i = t->rank - 3; i >= 0; --i) {
+        if (t->shape[i] > 1 && t->stride[i] != span) return 0;
+        span *= t->shape[i];
+    }
+    return 1;
+}
+
 int64_t ptxq_shape_product(const int64_t *shape, int n) {
     for (int i = 0; i < n; ++i)
         if (shape[i] == 0) return 0;
